@@ -1,0 +1,209 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/haeols/haeols/core/kernel"
+	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/core/solve"
+)
+
+// Options are the analysis settings that do not change while a user scrubs.
+type Options struct {
+	// Calib is w, the number of calibration queries per query head (the last
+	// w prefix queries); 0 means min(128, n/2).
+	Calib int
+}
+
+// Group is the analysis of one KV head (HAE-OLS.md §1) and the query heads
+// that share it (grouped-query attention): everything that does not depend on
+// the method, the ratio or the parameters, computed once.
+type Group struct {
+	Layer, KV int
+	Heads     []int // the query heads that use this KV head
+	N, D      int   // prefix length, head dim
+	W         int   // calibration queries per query head
+	Rows      int   // calibration rows of the group: len(Heads) * W
+	T         int   // probe queries per query head
+	Scale     float32
+
+	K, V       []float32 // prefix keys and values, N x D (views of the sample)
+	Qc         []float32 // calibration queries, Rows x D, head by head
+	S          []float32 // calibration logits, Rows x N
+	A          []float32 // calibration attention (row softmax of S), Rows x N
+	Mu, RowSum []float32 // per row: max logit, sum of exp(S - Mu)
+	Oc         []float32 // full-cache calibration outputs, Rows x D
+
+	Salience   []float32 // a[j]: mean attention mass, N
+	KeyEntropy []float32 // H[j] in [0, 1], N
+	RowEntropy []float32 // per calibration row, in [0, 1], Rows
+
+	Probes []*Probes // one per query head, in the order of Heads
+
+	// Needles are needle positions in the prefix; NeedleProbes the probe
+	// indices that ask for one (from the sample's metadata).
+	Needles, NeedleProbes []int
+
+	svdOnce      sync.Once
+	svdK, svdV   *solve.SVD
+	svdErr       error
+	snapOnce     sync.Once
+	snapSalience []float32
+}
+
+// Probes are the held-out probe queries of one query head with their exact
+// suffix attention and full-cache reference outputs.
+type Probes struct {
+	Head           int
+	Q              []float32       // T x D
+	S              []float32       // T x N logits against the prefix keys
+	Suffix         *kernel.Partial // causal attention over the suffix keys
+	O              []float32       // full-cache outputs, T x D
+	MeanRowEntropy float64         // mean row entropy of this head's calibration queries
+}
+
+// Analyze computes the group analysis of KV head kv in layer l of s.
+func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
+	if !s.HasQKV() {
+		return nil, fmt.Errorf("analyze: sample holds attention only; HAE-OLS and the baselines need q, k and v")
+	}
+	if l < 0 || l >= s.L || kv < 0 || kv >= s.HKV {
+		return nil, fmt.Errorf("analyze: layer %d / KV head %d out of range (%d layers, %d KV heads)", l, kv, s.L, s.HKV)
+	}
+	n, d := s.Prefix(), s.D
+	t := s.N - n
+	if t < 1 {
+		return nil, fmt.Errorf("analyze: no probe queries (prefix %d = N %d)", n, s.N)
+	}
+	w := opt.Calib
+	if w == 0 {
+		w = min(128, n/2)
+	}
+	if w < 1 || w > n {
+		return nil, fmt.Errorf("analyze: calibration queries %d outside [1, %d]", w, n)
+	}
+	gs := s.Group()
+	g := &Group{
+		Layer: l, KV: kv, N: n, D: d, W: w, Rows: gs * w, T: t,
+		Scale:   float32(s.Scale()),
+		Needles: s.Meta.Needles, NeedleProbes: s.Meta.NeedleProbes,
+	}
+	kAll, vAll := s.KHead(l, kv), s.VHead(l, kv)
+	g.K, g.V = kAll[:n*d], vAll[:n*d]
+	kSuf, vSuf := kAll[n*d:], vAll[n*d:]
+
+	rows := g.Rows
+	g.Qc = make([]float32, rows*d)
+	for i := 0; i < gs; i++ {
+		h := kv*gs + i
+		g.Heads = append(g.Heads, h)
+		q := s.QHead(l, h)
+		copy(g.Qc[i*w*d:(i+1)*w*d], q[(n-w)*d:n*d])
+	}
+	g.S = make([]float32, rows*n)
+	g.A = make([]float32, rows*n)
+	g.Mu = make([]float32, rows)
+	g.RowSum = make([]float32, rows)
+	kernel.Logits(g.S, g.Qc, rows, g.K, n, d, g.Scale)
+	kernel.SoftmaxRows(g.A, g.S, rows, n, g.Mu, g.RowSum)
+	g.Salience = make([]float32, n)
+	g.KeyEntropy = make([]float32, n)
+	g.RowEntropy = make([]float32, rows)
+	kernel.ColMean(g.Salience, g.A, rows, n)
+	kernel.KeyEntropy(g.KeyEntropy, g.A, rows, n, make([]float32, 2*n))
+	kernel.RowEntropy(g.RowEntropy, g.A, rows, n)
+	// The reference outputs go through the same attention kernel as every
+	// compressed cache, so a cache that keeps all tokens has error exactly 0.
+	g.Oc = make([]float32, rows*d)
+	cal := kernel.NewPartial(rows, d)
+	cal.AddLogits(g.S, n, nil, g.V)
+	cal.Output(g.Oc)
+
+	work := make([]float32, max(t, n))
+	for i, h := range g.Heads {
+		p := &Probes{Head: h, Q: s.QHead(l, h)[n*d:], S: make([]float32, t*n), O: make([]float32, t*d)}
+		kernel.Logits(p.S, p.Q, t, g.K, n, d, g.Scale)
+		p.Suffix = kernel.NewPartial(t, d)
+		p.Suffix.AddKeys(p.Q, kSuf, vSuf, t, g.Scale, nil, true, work)
+		full := kernel.NewPartial(t, d)
+		full.CopyFrom(p.Suffix)
+		full.AddLogits(p.S, n, nil, g.V)
+		full.Output(p.O)
+		var e float64
+		for _, x := range g.RowEntropy[i*w : (i+1)*w] {
+			e += float64(x)
+		}
+		p.MeanRowEntropy = e / float64(w)
+		g.Probes = append(g.Probes, p)
+	}
+	return g, nil
+}
+
+// MeanRowEntropy is the mean row entropy of the group's calibration queries
+// ("how diffuse is this head").
+func (g *Group) MeanRowEntropy() float64 {
+	var e float64
+	for _, x := range g.RowEntropy {
+		e += float64(x)
+	}
+	return e / float64(len(g.RowEntropy))
+}
+
+// HeadIndex returns the index in g.Heads of query head h, or -1.
+func (g *Group) HeadIndex(h int) int {
+	for i, x := range g.Heads {
+		if x == h {
+			return i
+		}
+	}
+	return -1
+}
+
+// Compress runs the named method at parameters p.
+func (g *Group) Compress(method string, p Params) (*Cache, error) {
+	m, err := Lookup(method)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := m.Compress(g, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s at ratio %.3g (layer %d, KV head %d): %w", method, p.Ratio, g.Layer, g.KV, err)
+	}
+	if c.Bits > c.Budget.Bits() {
+		return nil, fmt.Errorf("%s: internal error: used %d bits over the budget of %d (layer %d, KV head %d)", method, c.Bits, c.Budget.Bits(), g.Layer, g.KV)
+	}
+	return c, nil
+}
+
+// factors returns the (cached) thin SVDs of the prefix keys and values.
+func (g *Group) factors() (*solve.SVD, *solve.SVD, error) {
+	g.svdOnce.Do(func() {
+		k64, v64 := to64(g.K), to64(g.V)
+		g.svdK, g.svdErr = solve.Decompose(k64, g.N, g.D)
+		if g.svdErr == nil {
+			g.svdV, g.svdErr = solve.Decompose(v64, g.N, g.D)
+		}
+	})
+	return g.svdK, g.svdV, g.svdErr
+}
+
+func to64(x []float32) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
+}
+
+func to32(dst []float32, x []float64) {
+	for i, v := range x {
+		dst[i] = float32(v)
+	}
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -1,0 +1,61 @@
+package core
+
+import (
+	"testing"
+)
+
+// The end-to-end benchmarks of one head at the size: n = 1024
+// cached tokens, d = 64, w = 128 calibration queries, t = 64 probes, one
+// query head per KV head. BenchmarkAnalyze is the first analysis; the
+// BenchmarkReplan ones are what a slider move costs (compress + evaluate).
+// Report them as ms/op and compare ratios within one run.
+func benchGroup(b *testing.B) *Group {
+	s := testSample(42, 1, 1, 1, 1024+64, 64)
+	s.Meta.Prefix = 1024
+	g, err := Analyze(s, 0, 0, Options{Calib: 128})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	s := testSample(42, 1, 1, 1, 1024+64, 64)
+	s.Meta.Prefix = 1024
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Analyze(s, 0, 0, Options{Calib: 128}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchReplan(b *testing.B, method string) {
+	g := benchGroup(b)
+	ratios := []float64{0.1, 0.2, 0.3, 0.5}
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := g.Compress(method, DefaultParams(ratios[i%len(ratios)]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Evaluate(c, 0)
+		i++
+	}
+}
+
+func BenchmarkReplanHAEOLS(b *testing.B)   { benchReplan(b, "hae-ols") }
+func BenchmarkReplanHAENoSVD(b *testing.B) { benchReplan(b, "hae-nosvd") }
+func BenchmarkReplanTopK(b *testing.B)     { benchReplan(b, "topk") }
+func BenchmarkReplanLowRank(b *testing.B)  { benchReplan(b, "lowrank") }
+func BenchmarkReplanQuant(b *testing.B) {
+	g := benchGroup(b)
+	for b.Loop() {
+		c, err := g.Compress("quant", DefaultParams(0.3))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Evaluate(c, 0)
+	}
+}

@@ -1,0 +1,121 @@
+package core
+
+import "fmt"
+
+// Class is what a compression method did with one prefix token.
+type Class uint8
+
+// Token classes (HAE-OLS.md §5).
+const (
+	Evicted    Class = iota // dropped: no longer seen by any query
+	Sink                    // one of the first tokens, kept exact
+	Recent                  // in the recent window, kept exact
+	Anchor                  // chosen by the method, kept exact
+	Summarized              // folded into a summary token (see Cache.Segment)
+	Approx                  // kept, but stored approximately (low rank, quantized)
+)
+
+var classNames = [...]string{"evicted", "sink", "recent", "anchor", "summarized", "approx"}
+
+// String returns the class name used in tables, JSON and the UI.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// MarshalText makes classes readable in JSON.
+func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// Exact reports whether a token of this class is seen with its exact key and value.
+func (c Class) Exact() bool { return c == Sink || c == Recent || c == Anchor }
+
+// Cache is a compressed prefix cache of one KV head: a subset of the exact
+// tokens plus C synthetic tokens (summaries, or approximate copies of tokens)
+// whose logits get a per-token bias. Every query sees
+// [Exact tokens; synthetic tokens] (and, for probe queries, the exact suffix).
+type Cache struct {
+	Method string
+	Budget Budget
+	// Exact lists the prefix positions kept exactly, ascending. All means
+	// every prefix token is kept exactly (Exact is then nil).
+	Exact []int32
+	All   bool
+	// C synthetic tokens: Keys and Values are C x d, Bias is C (nil: zero).
+	C            int
+	Keys, Values []float32
+	Bias         []float32
+	// Bits is the memory used, counted as in HAE-OLS.md §2.
+	Bits int64
+	// Class says what happened to each prefix token; Segment is the summary
+	// each Summarized token went into (-1 otherwise).
+	Class   []Class
+	Segment []int32
+	// Stages describes what the method did, with this head's numbers.
+	Stages Stages
+}
+
+// Ratio is the memory used over the memory of the full prefix cache.
+func (c *Cache) Ratio() float64 { return float64(c.Bits) / float64(c.Budget.FullBits) }
+
+// Stages are the numbers behind a compressed cache, for explanation: what
+// selection chose, how many summaries were fitted, the SVD ranks and the bits
+// each part uses.
+type Stages struct {
+	Sinks, Recent, Anchors int     // exact tokens by reason
+	Bin                    int     // tokens in the recycle bin
+	Summaries              int     // summary tokens kept (beta > 0)
+	Dropped                int     // summaries dropped because beta = 0
+	RankK, RankV           int     // SVD ranks of the summary keys and values (0: dense)
+	EnergyK, EnergyV       float64 // squared-Frobenius share kept by those ranks
+	ExtraAnchors           int     // anchors bought back by the SVD stage
+	ExactBits              int64   // bits of exact tokens
+	SummaryBits            int64   // bits of summary factors and biases
+	QuantBits              int     // quant: bit width of the quantized tokens
+	LowRank                int     // lowrank: rank of K and V
+	FitResidual            float64 // OLS: relative residual ||F beta - z|| / ||z||
+}
+
+// newCache returns a cache for the budget with every token evicted.
+func newCache(method string, b Budget) *Cache {
+	c := &Cache{Method: method, Budget: b, Class: make([]Class, b.N), Segment: make([]int32, b.N)}
+	for i := range c.Segment {
+		c.Segment[i] = -1
+	}
+	return c
+}
+
+// keepExact marks the positions as exact with the given class and appends
+// them to Exact (call finishExact once after the last call).
+func (c *Cache) keepExact(pos []int32, cl Class) {
+	for _, p := range pos {
+		c.Class[p] = cl
+	}
+	c.Exact = append(c.Exact, pos...)
+}
+
+// finishExact sorts Exact, sets All when every token is exact, and counts
+// the exact tokens' bits.
+func (c *Cache) finishExact() {
+	sortInt32(c.Exact)
+	if len(c.Exact) == c.Budget.N {
+		c.All, c.Exact = true, nil
+	}
+	n := 0
+	for _, cl := range c.Class {
+		switch cl {
+		case Sink:
+			c.Stages.Sinks++
+			n++
+		case Recent:
+			c.Stages.Recent++
+			n++
+		case Anchor:
+			c.Stages.Anchors++
+			n++
+		}
+	}
+	c.Stages.ExactBits = int64(n) * c.Budget.SlotBits
+	c.Bits = c.Stages.ExactBits + c.Stages.SummaryBits
+}

@@ -1,0 +1,390 @@
+package core
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/haeols/haeols/core/kernel"
+	"github.com/haeols/haeols/core/solve"
+	"github.com/haeols/haeols/core/xmath"
+)
+
+// PinvCutoff is the relative singular-value cutoff of the OLS pseudoinverse.
+const PinvCutoff = 1e-6
+
+// hae is the HAE-OLS pipeline of HAE-OLS.md §3 and its ablations: selection
+// by attention mass and key entropy, OLS summaries of the recycle bin, and
+// truncated-SVD storage of the summaries whose savings buy back anchors.
+type hae struct {
+	name, desc string
+	// lambda and tau, when >= 0, override the parameters.
+	lambda, tau float64
+	// summaries false: no recycle bin at all, every free slot is an anchor.
+	summaries bool
+	// ols false: merge instead of fitting (beta = segment size, value =
+	// salience-weighted mean).
+	ols bool
+}
+
+func init() {
+	Register(hae{name: "hae-ols", desc: "HAE-OLS: entropy+mass selection, OLS summaries of the rest, SVD-compressed summaries", lambda: -1, tau: -1, summaries: true, ols: true})
+	Register(hae{name: "hae-nosvd", desc: "HAE-OLS without the SVD stage (tau = 1)", lambda: -1, tau: 1, summaries: true, ols: true})
+	Register(hae{name: "hae-merge", desc: "HAE-OLS selection with plain merging instead of OLS (beta = segment size, mean value)", lambda: -1, tau: -1, summaries: true, ols: false})
+	Register(hae{name: "entropy", desc: "selection by key entropy alone (lambda = 1), no summaries", lambda: 1, tau: 1, summaries: false, ols: false})
+}
+
+func (h hae) Name() string     { return h.name }
+func (h hae) Describe() string { return h.desc }
+
+func (h hae) Compress(g *Group, p Params) (*Cache, error) {
+	b, err := NewBudget(g.N, g.D, p.Ratio, p.Sinks, p.Recent)
+	if err != nil {
+		return nil, err
+	}
+	lambda, tau := p.Lambda, p.Tau
+	if h.lambda >= 0 {
+		lambda = h.lambda
+	}
+	if h.tau >= 0 {
+		tau = h.tau
+	}
+	lo, hi := b.Candidates()
+	cands := span(lo, hi)
+	free := b.Free()
+	ordered := haeOrder(g, cands, lambda)
+
+	c := newCache(h.name, b)
+	keepAlways(c)
+	nc := len(cands)
+	if !h.summaries || free <= 0 || nc <= free {
+		c.keepExact(topK(ordered, free), Anchor)
+		c.finishExact()
+		return c, nil
+	}
+	d := g.D
+	ns := p.Summaries
+	if ns == 0 {
+		ns = int(math.Round(p.Phi * float64(free)))
+	}
+	ns = max(1, min(ns, g.Rows/2, nc))
+	for ns > 0 && b.SlotsFor(int64(ns*(2*d+1))) > free {
+		ns--
+	}
+	if ns == 0 || p.Phi == 0 && p.Summaries == 0 {
+		c.keepExact(topK(ordered, free), Anchor)
+		c.finishExact()
+		return c, nil
+	}
+	anchors := free - b.SlotsFor(int64(ns*(2*d+1)))
+	f1, err := g.planBin(ordered, anchors, ns, tau, h.ols, int64(free-anchors)*int64(2*d))
+	if err != nil {
+		return nil, err
+	}
+	best := f1
+	if extra := free - anchors - b.SlotsFor(f1.numbers); tau < 1 && extra > 0 {
+		a2 := anchors + extra
+		if f2, err := g.planBin(ordered, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d)); err == nil && f2.numbers <= int64(free-a2)*int64(2*d) {
+			f2.extra = extra
+			best = f2
+		}
+	}
+	best.apply(c)
+	c.finishExact()
+	return c, nil
+}
+
+// haeOrder returns the candidates by HAE score, best first:
+// (1-lambda) R(a) + lambda R(1-H).
+func haeOrder(g *Group, cands []int32, lambda float64) []int32 {
+	ra := make([]float64, len(cands))
+	rh := make([]float64, len(cands))
+	for i, j := range cands {
+		ra[i] = float64(g.Salience[j])
+		rh[i] = 1 - float64(g.KeyEntropy[j])
+	}
+	ra, rh = rankPercentile(ra), rankPercentile(rh)
+	for i := range ra {
+		ra[i] = (1-lambda)*ra[i] + lambda*rh[i]
+	}
+	return byScore(cands, ra)
+}
+
+// binPlan is one planned split: anchors, the bin and its fitted summaries.
+type binPlan struct {
+	anchors []int32
+	bin     []int32 // ascending
+	fit     *summaryFit
+	numbers int64 // 16-bit numbers the summaries use (factors + biases)
+	extra   int   // anchors bought back by the SVD stage
+}
+
+// planBin keeps the first nAnchors of ordered exact, fits ns summaries to the
+// rest and compresses them at energy tau within avail numbers.
+func (g *Group) planBin(ordered []int32, nAnchors, ns int, tau float64, ols bool, avail int64) (*binPlan, error) {
+	nAnchors = max(0, min(nAnchors, len(ordered)))
+	pl := &binPlan{anchors: topK(ordered, nAnchors)}
+	pl.bin = topK(ordered[nAnchors:], len(ordered)-nAnchors)
+	ns = min(ns, len(pl.bin))
+	if ns == 0 {
+		return pl, nil
+	}
+	f, err := g.fitSummaries(pl.bin, ns, tau, ols)
+	if err != nil {
+		return nil, err
+	}
+	if !f.fitBudget(avail) {
+		return nil, fmt.Errorf("summaries do not fit %d numbers: %w", avail, ErrDoesNotFit)
+	}
+	pl.fit, pl.numbers = f, f.numbers()
+	return pl, nil
+}
+
+// apply writes the plan into the cache.
+func (pl *binPlan) apply(c *Cache) {
+	c.keepExact(pl.anchors, Anchor)
+	c.Stages.Bin = len(pl.bin)
+	c.Stages.ExtraAnchors = pl.extra
+	f := pl.fit
+	if f == nil {
+		return
+	}
+	for i, j := range pl.bin {
+		if s := f.segOf[i]; s >= 0 {
+			c.Class[j], c.Segment[j] = Summarized, int32(s)
+		}
+	}
+	c.C = f.kept
+	c.Keys, c.Values, c.Bias = f.keys, f.values, f.bias
+	c.Stages.Summaries, c.Stages.Dropped = f.kept, f.dropped
+	c.Stages.RankK, c.Stages.RankV = f.rankK, f.rankV
+	c.Stages.EnergyK, c.Stages.EnergyV = f.energyK, f.energyV
+	c.Stages.FitResidual = f.residual
+	c.Stages.SummaryBits = pl.numbers * BitsPerNumber
+}
+
+// summaryFit are the summary tokens fitted to one recycle bin.
+type summaryFit struct {
+	d, kept, dropped int
+	keys, values     []float32 // kept x d (after SVD truncation)
+	bias             []float32 // kept
+	segOf            []int     // per bin token: kept summary index, -1 if dropped
+	rankK, rankV     int       // ranks of the stored keys and values
+	energyK, energyV float64   // squared-Frobenius share those ranks keep
+	residual         float64   // ||F beta - z|| / ||z||
+}
+
+// storeNumbers is the storage of a c x d matrix of rank r: its factors
+// (c*r + r*d) when that is smaller than the dense c*d.
+func storeNumbers(c, d, r int) int64 { return int64(min(c*r+r*d, c*d)) }
+
+func (f *summaryFit) numbers() int64 {
+	return storeNumbers(f.kept, f.d, f.rankK) + storeNumbers(f.kept, f.d, f.rankV) + int64(f.kept)
+}
+
+// truncate replaces the c x d matrix x (float64, row-major) by its rank-r
+// approximation at energy tau when that is cheaper to store than x itself;
+// it returns the rank stored and the energy kept.
+func truncate(x []float64, c, d int, tau float64) (int, float64, error) {
+	full := min(c, d)
+	if tau >= 1 || c == 0 {
+		return full, 1, nil
+	}
+	s, err := solve.Decompose(x, c, d)
+	if err != nil {
+		return 0, 0, err
+	}
+	r := s.RankForEnergy(tau)
+	if storeNumbers(c, d, r) >= int64(c*d) {
+		return full, 1, nil
+	}
+	s.Reconstruct(r, x)
+	return r, energy(s.S, r), nil
+}
+
+// fitBudget lowers the SVD ranks, the larger first, until the summaries fit
+// in avail numbers; it reports whether they do. It is only needed after the
+// SVD stage's re-plan changed the bin.
+func (f *summaryFit) fitBudget(avail int64) bool {
+	for f.numbers() > avail {
+		x, r, e := f.keys, &f.rankK, &f.energyK
+		if f.rankV > f.rankK {
+			x, r, e = f.values, &f.rankV, &f.energyV
+		}
+		if *r == 0 {
+			return false
+		}
+		m := to64(x)
+		s, err := solve.Decompose(m, f.kept, f.d)
+		if err != nil {
+			return false
+		}
+		*r = min(*r, f.kept, f.d) - 1
+		s.Reconstruct(*r, m)
+		*e *= energy(s.S, *r)
+		to32(x, m)
+	}
+	return true
+}
+
+// fitSummaries fits ns summaries to the bin (ascending positions) as in
+// HAE-OLS.md §3: contiguous segments, salience-weighted centroid keys
+// (truncated at energy tau), then either NNLS for the logit weights beta and
+// the pseudoinverse for the values (ols), or merging (beta = segment size,
+// salience-weighted mean value). Summaries with beta = 0 are dropped.
+func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
+	d, rows := g.D, g.Rows
+	m := len(bin)
+	f := &summaryFit{d: d, segOf: make([]int, m)}
+	// Segments and centroid keys (and, for merging, mean values).
+	khat := make([]float64, ns*d)
+	vbar := make([]float64, ns*d)
+	size := make([]float64, ns)
+	for t := 0; t < ns; t++ {
+		lo, hi := t*m/ns, (t+1)*m/ns
+		var wsum float64
+		for i := lo; i < hi; i++ {
+			wsum += float64(g.Salience[bin[i]])
+		}
+		for i := lo; i < hi; i++ {
+			f.segOf[i] = t
+			j := int(bin[i])
+			w := 1 / float64(hi-lo)
+			if wsum > 0 {
+				w = float64(g.Salience[j]) / wsum
+			}
+			kj, vj := g.K[j*d:j*d+d], g.V[j*d:j*d+d]
+			for c := 0; c < d; c++ {
+				khat[t*d+c] += w * float64(kj[c])
+				vbar[t*d+c] += w * float64(vj[c])
+			}
+		}
+		size[t] = float64(hi - lo)
+	}
+	var err error
+	if f.rankK, f.energyK, err = truncate(khat, ns, d, tau); err != nil {
+		return nil, fmt.Errorf("SVD of summary keys: %w", err)
+	}
+
+	beta := make([]float64, ns)
+	vhat := make([]float64, ns*d)
+	if ols {
+		// Features F[i,t] = exp(scale q_i . khat_t - mu_i).
+		feat := make([]float64, rows*ns)
+		sc := float64(g.Scale)
+		for i := 0; i < rows; i++ {
+			q := g.Qc[i*d : i*d+d]
+			mu := float64(g.Mu[i])
+			for t := 0; t < ns; t++ {
+				var s float64
+				kt := khat[t*d : t*d+d]
+				for c, x := range q {
+					s += float64(x) * kt[c]
+				}
+				feat[i*ns+t] = xmath.Exp(sc*s - mu)
+			}
+		}
+		z, y := g.binTargets(bin)
+		if err := solve.NNLS(feat, rows, ns, z, beta); err != nil {
+			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
+		}
+		var rr, zz float64
+		for i := 0; i < rows; i++ {
+			var s float64
+			for t := 0; t < ns; t++ {
+				s += feat[i*ns+t] * beta[t]
+			}
+			rr += (s - z[i]) * (s - z[i])
+			zz += z[i] * z[i]
+		}
+		if zz > 0 {
+			f.residual = math.Sqrt(rr / zz)
+		}
+		for i := 0; i < rows; i++ {
+			for t := 0; t < ns; t++ {
+				feat[i*ns+t] *= beta[t]
+			}
+		}
+		if _, err := solve.PinvSolve(feat, rows, ns, y, d, PinvCutoff, vhat); err != nil {
+			return nil, fmt.Errorf("least squares for summary values: %w", err)
+		}
+	} else {
+		copy(beta, size)
+		copy(vhat, vbar)
+	}
+
+	// Keep the summaries with beta > 0, renumbered.
+	newIdx := make([]int, ns)
+	for t := 0; t < ns; t++ {
+		if beta[t] > 0 && isFinite(xmath.Log(beta[t])) {
+			newIdx[t] = f.kept
+			f.kept++
+		} else {
+			newIdx[t] = -1
+			f.dropped++
+		}
+	}
+	for i, t := range f.segOf {
+		f.segOf[i] = newIdx[t]
+	}
+	keys := make([]float64, f.kept*d)
+	vals := make([]float64, f.kept*d)
+	f.bias = make([]float32, f.kept)
+	for t := 0; t < ns; t++ {
+		if k := newIdx[t]; k >= 0 {
+			copy(keys[k*d:k*d+d], khat[t*d:t*d+d])
+			copy(vals[k*d:k*d+d], vhat[t*d:t*d+d])
+			f.bias[k] = float32(xmath.Log(beta[t]))
+		}
+	}
+	f.rankK = min(f.rankK, f.kept)
+	if f.rankV, f.energyV, err = truncate(vals, f.kept, d, tau); err != nil {
+		return nil, fmt.Errorf("SVD of summary values: %w", err)
+	}
+	f.keys, f.values = make([]float32, f.kept*d), make([]float32, f.kept*d)
+	to32(f.keys, keys)
+	to32(f.values, vals)
+	return f, nil
+}
+
+// binTargets returns, for every calibration row i, the bin mass
+// z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and the bin weighted values
+// Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64. When the bin
+// is the larger part of the prefix they are computed from its complement:
+// the full-cache sums minus the kept tokens' share.
+func (g *Group) binTargets(bin []int32) ([]float64, []float64) {
+	rows, n, d := g.Rows, g.N, g.D
+	z32 := make([]float32, rows)
+	y32 := make([]float32, rows*d)
+	z := make([]float64, rows)
+	y := make([]float64, rows*d)
+	complement := len(bin) > n/2
+	idx := bin
+	if complement {
+		idx = make([]int32, 0, n-len(bin))
+		k := 0
+		for j := 0; j < n; j++ {
+			if k < len(bin) && int(bin[k]) == j {
+				k++
+				continue
+			}
+			idx = append(idx, int32(j))
+		}
+	}
+	kernel.BinMass(z32, y32, g.A, rows, n, idx, g.V, d)
+	for i := 0; i < rows; i++ {
+		rs := float64(g.RowSum[i])
+		if complement {
+			z[i] = rs * (1 - float64(z32[i]))
+			for c := 0; c < d; c++ {
+				y[i*d+c] = rs * (float64(g.Oc[i*d+c]) - float64(y32[i*d+c]))
+			}
+		} else {
+			z[i] = rs * float64(z32[i])
+			for c := 0; c < d; c++ {
+				y[i*d+c] = rs * float64(y32[i*d+c])
+			}
+		}
+		z[i] = max(z[i], 0)
+	}
+	return z, y
+}

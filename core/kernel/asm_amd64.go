@@ -1,0 +1,21 @@
+//go:build amd64 && !purego
+
+package kernel
+
+// useAsm selects the SSE kernels of kernel_amd64.s. They produce the same bits
+// as the portable Go kernels; tests switch useAsm off to check exactly that.
+var useAsm = true
+
+// logitsQt4 computes nb blocks of 4 keys against 4 packed query rows: for
+// key j < 4*nb and lane r < 4,
+// acc[r][j] = sum_{c<d} qt[4c+r]*k[j*d+c] (in order of c, products rounded),
+// and stores scale*acc[r][j] at dst[r*ldd+j] for the first rows rows.
+//
+//go:noescape
+func logitsQt4(dst *float32, ldd, rows int, qt, k *float32, nb, d int, scale float32)
+
+// axpyRows adds sum_t coef[t]*b[j_t*ldb+c] to o[c] for c < cols (a multiple
+// of 4) and t < nt in order, with j_t = idx[t], or t when idx is nil.
+//
+//go:noescape
+func axpyRows(o *float32, cols int, coef *float32, nt int, idx *int32, b *float32, ldb int)

@@ -1,0 +1,16 @@
+//go:build !amd64 || purego
+
+package kernel
+
+// useAsm is false: this platform uses the portable Go kernels only.
+const useAsm = false
+
+// logitsQt4 is never called when useAsm is false.
+func logitsQt4(dst *float32, ldd, rows int, qt, k *float32, nb, d int, scale float32) {
+	panic("kernel: no assembly kernels on this platform")
+}
+
+// axpyRows is never called when useAsm is false.
+func axpyRows(o *float32, cols int, coef *float32, nt int, idx *int32, b *float32, ldb int) {
+	panic("kernel: no assembly kernels on this platform")
+}

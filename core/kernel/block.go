@@ -1,0 +1,268 @@
+package kernel
+
+// This file holds the blocked inner kernels: the portable Go versions, which
+// define the bits, and the dispatch to the amd64 SSE versions, which must
+// reproduce them exactly (see the package documentation).
+
+// maxPackD is the largest head dimension of the SSE logits kernel, which packs
+// four query rows (4*maxPackD floats) on the stack; Logits with a larger d
+// runs the portable kernel.
+const maxPackD = 256
+
+// logitsGo is the portable Logits: blocks of 2 query rows by 4 keys, each of
+// the 8 dot products summed in index order in its own accumulator.
+func logitsGo(dst, q []float32, m int, k []float32, n, d int, scale float32) {
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		q0 := q[i*d : i*d+d]
+		q1 := q[(i+1)*d : (i+1)*d+d]
+		q1 = q1[:len(q0)]
+		r0 := dst[i*n : i*n+n]
+		r1 := dst[(i+1)*n : (i+1)*n+n]
+		r1 = r1[:len(r0)]
+		j := 0
+		for ; j+4 <= len(r0); j += 4 {
+			k0 := k[j*d : j*d+d]
+			k1 := k[(j+1)*d : (j+1)*d+d]
+			k2 := k[(j+2)*d : (j+2)*d+d]
+			k3 := k[(j+3)*d : (j+3)*d+d]
+			k0, k1, k2, k3 = k0[:len(q0)], k1[:len(q0)], k2[:len(q0)], k3[:len(q0)]
+			var s00, s01, s02, s03, s10, s11, s12, s13 float32
+			for c, x := range q0 {
+				y := q1[c]
+				s00 += float32(x * k0[c])
+				s01 += float32(x * k1[c])
+				s02 += float32(x * k2[c])
+				s03 += float32(x * k3[c])
+				s10 += float32(y * k0[c])
+				s11 += float32(y * k1[c])
+				s12 += float32(y * k2[c])
+				s13 += float32(y * k3[c])
+			}
+			o := r0[j : j+4 : j+4]
+			o[0], o[1], o[2], o[3] = scale*s00, scale*s01, scale*s02, scale*s03
+			o = r1[j : j+4 : j+4]
+			o[0], o[1], o[2], o[3] = scale*s10, scale*s11, scale*s12, scale*s13
+		}
+		for ; j < len(r0); j++ {
+			kj := k[j*d : j*d+d]
+			r0[j] = scale * Dot(q0, kj)
+			r1[j] = scale * Dot(q1, kj)
+		}
+	}
+	if i < m {
+		logitsRowGo(dst[i*n:i*n+n], q[i*d:i*d+d], k, d, scale)
+	}
+}
+
+// logitsRowGo sets row[j] = scale*Dot(qi, k[j]) for one query row, four keys
+// at a time.
+func logitsRowGo(row, qi, k []float32, d int, scale float32) {
+	j := 0
+	for ; j+4 <= len(row); j += 4 {
+		k0 := k[j*d : j*d+d]
+		k1 := k[(j+1)*d : (j+1)*d+d]
+		k2 := k[(j+2)*d : (j+2)*d+d]
+		k3 := k[(j+3)*d : (j+3)*d+d]
+		k0, k1, k2, k3 = k0[:len(qi)], k1[:len(qi)], k2[:len(qi)], k3[:len(qi)]
+		var s0, s1, s2, s3 float32
+		for c, x := range qi {
+			s0 += float32(x * k0[c])
+			s1 += float32(x * k1[c])
+			s2 += float32(x * k2[c])
+			s3 += float32(x * k3[c])
+		}
+		o := row[j : j+4 : j+4]
+		o[0], o[1], o[2], o[3] = scale*s0, scale*s1, scale*s2, scale*s3
+	}
+	for ; j < len(row); j++ {
+		row[j] = scale * Dot(qi, k[j*d:j*d+d])
+	}
+}
+
+// logitsSSE is Logits on the SSE kernel: the query rows are packed four at a
+// time, transposed (qt[4c+r] = q[i+r, c], missing rows zero), so that one
+// vector lane accumulates one query row's dot product in index order; keys
+// past the last multiple of 4 use Dot. It needs 0 < d <= maxPackD, n >= 4.
+func logitsSSE(dst, q []float32, m int, k []float32, n, d int, scale float32) {
+	var pack [4 * maxPackD]float32
+	qt := pack[:4*d]
+	n4 := n &^ 3
+	for i := 0; i < m; i += 4 {
+		rows := min(4, m-i)
+		for r := 0; r < 4; r++ {
+			if r >= rows {
+				for c := 0; c < d; c++ {
+					qt[4*c+r] = 0
+				}
+				continue
+			}
+			qr := q[(i+r)*d : (i+r)*d+d]
+			for c, x := range qr {
+				qt[4*c+r] = x
+			}
+		}
+		out := dst[i*n:]
+		// The kernel writes rows*n4 floats from &out[0] (row stride n) and
+		// reads 4d floats from qt and n4*d from k.
+		_ = out[(rows-1)*n+n-1]
+		_ = k[n4*d-1]
+		logitsQt4(&out[0], n, rows, &qt[0], &k[0], n4/4, d, scale)
+		for j := n4; j < n; j++ {
+			kj := k[j*d : j*d+d]
+			for r := 0; r < rows; r++ {
+				out[r*n+j] = scale * Dot(q[(i+r)*d:(i+r)*d+d], kj)
+			}
+		}
+	}
+}
+
+// axpy adds sum_t coef[t]*b[j_t*ldb : j_t*ldb+len(o)] to o, where j_t =
+// idx[t] (or t when idx is nil): each o[c] gets its terms in the order of t.
+func axpy(o, coef []float32, idx []int32, b []float32, ldb int) {
+	if len(o) == 0 || len(coef) == 0 {
+		return
+	}
+	if idx != nil {
+		idx = idx[:len(coef)]
+	}
+	c4 := 0
+	if useAsm {
+		c4 = axpySSE(o, coef, idx, b, ldb)
+	}
+	if c4 < len(o) {
+		axpyGo(o[c4:], coef, idx, b[c4:], ldb)
+	}
+}
+
+// axpy2 is axpy for two output rows with their own coefficients (same length)
+// and the same rows of b.
+func axpy2(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
+	if useAsm {
+		axpy(o0, c0, idx, b, ldb)
+		axpy(o1, c1, idx, b, ldb)
+		return
+	}
+	if len(o0) == 0 || len(c0) == 0 {
+		return
+	}
+	if idx != nil {
+		idx = idx[:len(c0)]
+	}
+	axpy2Go(o0, o1, c0, c1, idx, b, ldb)
+}
+
+// axpySSE runs the SSE kernel on the first len(o)&^3 columns of o and returns
+// that count; len(idx) == len(coef) > 0 unless idx is nil.
+func axpySSE(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	c4 := len(o) &^ 3
+	if c4 == 0 {
+		return 0
+	}
+	// The kernel reads b[j*ldb : j*ldb+c4] for every j it visits and does no
+	// bounds checks of its own: check them all here.
+	var ip *int32
+	last := len(coef) - 1
+	if idx != nil {
+		last = 0
+		for _, j := range idx {
+			if j < 0 {
+				panic("kernel: negative key index")
+			}
+			last = max(last, int(j))
+		}
+		ip = &idx[0]
+	}
+	_ = b[last*ldb+c4-1]
+	axpyRows(&o[0], c4, &coef[0], len(coef), ip, &b[0], ldb)
+	return c4
+}
+
+// axpyGo is the portable axpy: eight, then four, then one output column at a
+// time kept in registers over all t.
+func axpyGo(o, coef []float32, idx []int32, b []float32, ldb int) {
+	c := 0
+	for ; c+8 <= len(o); c += 8 {
+		oc := o[c : c+8 : c+8]
+		s0, s1, s2, s3, s4, s5, s6, s7 := oc[0], oc[1], oc[2], oc[3], oc[4], oc[5], oc[6], oc[7]
+		for t, x := range coef {
+			j := t
+			if idx != nil {
+				j = int(idx[t])
+			}
+			bj := b[j*ldb+c : j*ldb+c+8 : j*ldb+c+8]
+			s0 += float32(x * bj[0])
+			s1 += float32(x * bj[1])
+			s2 += float32(x * bj[2])
+			s3 += float32(x * bj[3])
+			s4 += float32(x * bj[4])
+			s5 += float32(x * bj[5])
+			s6 += float32(x * bj[6])
+			s7 += float32(x * bj[7])
+		}
+		oc[0], oc[1], oc[2], oc[3], oc[4], oc[5], oc[6], oc[7] = s0, s1, s2, s3, s4, s5, s6, s7
+	}
+	for ; c+4 <= len(o); c += 4 {
+		oc := o[c : c+4 : c+4]
+		s0, s1, s2, s3 := oc[0], oc[1], oc[2], oc[3]
+		for t, x := range coef {
+			j := t
+			if idx != nil {
+				j = int(idx[t])
+			}
+			bj := b[j*ldb+c : j*ldb+c+4 : j*ldb+c+4]
+			s0 += float32(x * bj[0])
+			s1 += float32(x * bj[1])
+			s2 += float32(x * bj[2])
+			s3 += float32(x * bj[3])
+		}
+		oc[0], oc[1], oc[2], oc[3] = s0, s1, s2, s3
+	}
+	for ; c < len(o); c++ {
+		s := o[c]
+		for t, x := range coef {
+			j := t
+			if idx != nil {
+				j = int(idx[t])
+			}
+			s += float32(x * b[j*ldb+c])
+		}
+		o[c] = s
+	}
+}
+
+// axpy2Go is the portable axpy2: two rows by four columns in registers over
+// all t, then the last columns one at a time.
+func axpy2Go(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
+	o1 = o1[:len(o0)]
+	c1 = c1[:len(c0)]
+	c := 0
+	for ; c+4 <= len(o0); c += 4 {
+		u := o0[c : c+4 : c+4]
+		w := o1[c : c+4 : c+4]
+		s0, s1, s2, s3 := u[0], u[1], u[2], u[3]
+		t0, t1, t2, t3 := w[0], w[1], w[2], w[3]
+		for t, x := range c0 {
+			y := c1[t]
+			j := t
+			if idx != nil {
+				j = int(idx[t])
+			}
+			bj := b[j*ldb+c : j*ldb+c+4 : j*ldb+c+4]
+			s0 += float32(x * bj[0])
+			s1 += float32(x * bj[1])
+			s2 += float32(x * bj[2])
+			s3 += float32(x * bj[3])
+			t0 += float32(y * bj[0])
+			t1 += float32(y * bj[1])
+			t2 += float32(y * bj[2])
+			t3 += float32(y * bj[3])
+		}
+		u[0], u[1], u[2], u[3] = s0, s1, s2, s3
+		w[0], w[1], w[2], w[3] = t0, t1, t2, t3
+	}
+	if c < len(o0) {
+		axpyGo(o0[c:], c0, idx, b[c:], ldb)
+		axpyGo(o1[c:], c1, idx, b[c:], ldb)
+	}
+}

@@ -1,0 +1,275 @@
+// Package kernel holds the float32 kernels of HAE-OLS (HAE-OLS.md §1): logits,
+// row softmax, salience, key and row entropy, bin mass and weighted values,
+// and attention over a (compressed) cache. All matrices are contiguous
+// row-major float32 slices; no kernel allocates.
+//
+// # Determinism
+//
+// Every kernel has a fixed order of float32 operations, independent of the
+// platform, of goroutines and of the code path taken, so the same input gives
+// the same bits on amd64 (with or without the SSE kernels), under
+// GOOS=js GOARCH=wasm and with GOAMD64=v3: products are rounded before they
+// are added (explicit float32 conversions forbid fused multiply-add), and
+// math.Exp and math.Log are replaced by Exp32 and Log32. The orders are:
+//
+//   - A dot product (Dot, Logits, Partial.AddKeys) is summed in index order
+//     from zero: s = 0; s += a[0]*b[0]; s += a[1]*b[1]; ... Logits stores
+//     scale*s, so Logits(q, k)[i,j] == scale*Dot(q[i], k[j]) bit for bit, as
+//     in the plain loops.
+//   - A weighted sum of rows (MatMul, BinMass, Partial) is summed per output
+//     column in key order: o[c] += a[j]*b[j,c] for j = 0, 1, ... (for
+//     BinMass, in the order of idx).
+//   - A row or column sum (SoftmaxRows, ColMean, the entropies) is summed in
+//     index order.
+//
+// The amd64 kernels (kernel_amd64.s, SSE2 only) run several of these
+// sequences side by side in the lanes of a vector register, one lane per
+// query row or per output column, and so produce the same bits as the
+// portable Go kernels; TestAsmMatchesGo checks this on many shapes and the
+// golden checksum of TestGolden pins the bits on every platform. Build with
+// -tags purego to use the portable kernels on amd64 too.
+package kernel
+
+import "math"
+
+// Logits sets dst[i*n+j] = scale * dot(q[i], k[j]) for the m query rows of q
+// and the n key rows of k, both with d columns. dst has m*n elements.
+func Logits(dst, q []float32, m int, k []float32, n, d int, scale float32) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	dst, q, k = dst[:m*n], q[:m*d], k[:n*d]
+	if useAsm && n >= 4 && d > 0 && d <= maxPackD {
+		logitsSSE(dst, q, m, k, n, d, scale)
+		return
+	}
+	logitsGo(dst, q, m, k, n, d, scale)
+}
+
+// Dot returns the dot product of a and b (len(b) >= len(a)), summed in index
+// order.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, x := range a {
+		s += float32(x * b[i])
+	}
+	return s
+}
+
+// SoftmaxRows writes the row softmax of the m x n logits src into dst (which
+// may alias src), subtracting each row's maximum first. It stores the row
+// maximum in mu[i] and sum_j exp(src[i,j]-mu[i]) in sum[i], so that
+// exp(src[i,j]-mu[i]) = dst[i,j]*sum[i]. The exponentials are Exp32.
+func SoftmaxRows(dst, src []float32, m, n int, mu, sum []float32) {
+	if m <= 0 {
+		return
+	}
+	dst, src, mu, sum = dst[:m*n], src[:m*n], mu[:m], sum[:m]
+	for i := range mu {
+		s := src[i*n : i*n+n]
+		o := dst[i*n : i*n+n]
+		o = o[:len(s)]
+		mx := float32(math.Inf(-1))
+		for _, x := range s {
+			if x > mx {
+				mx = x
+			}
+		}
+		var t float32
+		for j, x := range s {
+			e := Exp32(x - mx)
+			o[j] = e
+			t += e
+		}
+		scaleTo(o, 1/t)
+		mu[i], sum[i] = mx, t
+	}
+}
+
+// ColMean sets dst[j] = mean_i a[i,j] over the m rows of the m x n matrix a
+// (the salience of HAE-OLS.md §1): the column sum in row order times 1/m.
+func ColMean(dst, a []float32, m, n int) {
+	dst = dst[:n]
+	clear(dst)
+	if m > 0 {
+		a = a[:m*n]
+	}
+	for i := 0; i < m; i++ {
+		addTo(dst, a[i*n:i*n+n])
+	}
+	scaleTo(dst, 1/float32(m))
+}
+
+// KeyEntropy sets dst[j] to the normalized entropy of column j of the m x n
+// attention matrix a: with p[i] = a[i,j] / sum_i a[i,j],
+// dst[j] = -sum_i p[i] ln p[i] / ln m, in [0, 1]. A column with zero mass, or
+// any column when m == 1, gets 1. work must hold 2n floats.
+//
+// The sum runs over the terms -p ln p >= 0 (two passes over a: column sums,
+// then the terms), so it has no cancellation; ln is Log32.
+func KeyEntropy(dst, a []float32, m, n int, work []float32) {
+	dst = dst[:n]
+	if m == 1 {
+		for j := range dst {
+			dst[j] = 1
+		}
+		return
+	}
+	cs, ent := work[:n], work[n:2*n]
+	clear(cs)
+	clear(ent)
+	if m > 0 {
+		a = a[:m*n]
+	}
+	for i := 0; i < m; i++ {
+		addTo(cs, a[i*n:i*n+n])
+	}
+	for i := 0; i < m; i++ {
+		row := a[i*n : i*n+n]
+		row = row[:len(cs)]
+		ent := ent[:len(cs)]
+		for j, x := range row {
+			if x > 0 {
+				ent[j] -= xlogx(x / cs[j])
+			}
+		}
+	}
+	inv := 1 / Log32(float32(m))
+	ent = ent[:len(dst)]
+	cs = cs[:len(dst)]
+	for j := range dst {
+		if !(cs[j] > 0) {
+			dst[j] = 1
+			continue
+		}
+		dst[j] = min(max(ent[j]*inv, 0), 1)
+	}
+}
+
+// RowEntropy sets dst[i] = -sum_j a[i,j] ln a[i,j] / ln n for the m rows of the
+// m x n attention matrix a, in [0, 1] (1 when n == 1). ln is Log32.
+func RowEntropy(dst, a []float32, m, n int) {
+	dst = dst[:m]
+	if n == 1 {
+		for i := range dst {
+			dst[i] = 1
+		}
+		return
+	}
+	inv := 1 / Log32(float32(n))
+	for i := range dst {
+		var h float32
+		for _, x := range a[i*n : i*n+n] {
+			h -= xlogx(x)
+		}
+		dst[i] = min(max(h*inv, 0), 1)
+	}
+}
+
+// MatMul sets dst = a * b for the m x n matrix a and the n x d matrix b
+// (dst is m x d). Each element is summed in the order j = 0..n-1.
+func MatMul(dst, a []float32, m, n int, b []float32, d int) {
+	if m <= 0 {
+		return
+	}
+	dst = dst[:m*d]
+	clear(dst)
+	if n <= 0 {
+		return
+	}
+	a, b = a[:m*n], b[:n*d]
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		axpy2(dst[i*d:i*d+d], dst[(i+1)*d:(i+1)*d+d], a[i*n:i*n+n], a[(i+1)*n:(i+1)*n+n], nil, b, d)
+	}
+	if i < m {
+		axpy(dst[i*d:i*d+d], a[i*n:i*n+n], nil, b, d)
+	}
+}
+
+// binChunk is the number of keys BinMass gathers per call of the weighted-sum
+// kernel (a stack buffer of 2*binChunk floats).
+const binChunk = 256
+
+// BinMass computes, for the m x n attention matrix a and the key subset idx,
+// z[i] = sum_{j in idx} a[i,j] and y[i,:] = sum_{j in idx} a[i,j] v[j,:]
+// (v is n x d, y is m x d): the bin mass and bin weighted values of
+// HAE-OLS.md §3, up to the per-row factor sum_j exp(S[i,j]-mu[i]). Both sums
+// run in the order of idx.
+func BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, d int) {
+	if m <= 0 {
+		return
+	}
+	z, y = z[:m], y[:m*d]
+	var buf [2 * binChunk]float32
+	for i := 0; i < m; i += 2 {
+		two := i+1 < m
+		r0 := a[i*n : i*n+n]
+		o0 := y[i*d : i*d+d]
+		clear(o0)
+		var r1, o1 []float32
+		if two {
+			r1 = a[(i+1)*n : (i+1)*n+n]
+			o1 = y[(i+1)*d : (i+1)*d+d]
+			clear(o1)
+		}
+		var s0, s1 float32
+		for t0 := 0; t0 < len(idx); t0 += binChunk {
+			ids := idx[t0:min(t0+binChunk, len(idx))]
+			c0 := buf[:len(ids)]
+			for t, j := range ids {
+				x := r0[j]
+				c0[t] = x
+				s0 += x
+			}
+			if !two {
+				axpy(o0, c0, ids, v, d)
+				continue
+			}
+			c1 := buf[binChunk : binChunk+len(ids)]
+			for t, j := range ids {
+				x := r1[j]
+				c1[t] = x
+				s1 += x
+			}
+			axpy2(o0, o1, c0, c1, ids, v, d)
+		}
+		z[i] = s0
+		if two {
+			z[i+1] = s1
+		}
+	}
+}
+
+// addTo sets dst[j] += src[j] (len(src) >= len(dst)).
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	j := 0
+	for ; j+4 <= len(dst); j += 4 {
+		o := dst[j : j+4 : j+4]
+		s := src[j : j+4 : j+4]
+		o[0] += s[0]
+		o[1] += s[1]
+		o[2] += s[2]
+		o[3] += s[3]
+	}
+	for ; j < len(dst); j++ {
+		dst[j] += src[j]
+	}
+}
+
+// scaleTo sets dst[j] *= f.
+func scaleTo(dst []float32, f float32) {
+	j := 0
+	for ; j+4 <= len(dst); j += 4 {
+		o := dst[j : j+4 : j+4]
+		o[0] *= f
+		o[1] *= f
+		o[2] *= f
+		o[3] *= f
+	}
+	for ; j < len(dst); j++ {
+		dst[j] *= f
+	}
+}

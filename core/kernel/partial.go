@@ -1,0 +1,227 @@
+package kernel
+
+import "math"
+
+// Block sizes of the Partial kernels: AddKeys computes the logits of
+// partRows query rows by partKeys keys at a time into a stack buffer, and
+// every row update exponentiates at most expChunk logits at a time.
+const (
+	partRows = 4
+	partKeys = 128
+	expChunk = 256
+)
+
+// Partial is the running state of an attention computation over a key set
+// that arrives in blocks (online softmax): for each of M query rows the
+// largest logit seen Max[i], the sum of exp(logit - Max[i]) Sum[i] and the
+// correspondingly weighted sum of values Acc[i,:] (D columns).
+//
+// Logits must be finite or -Inf (a key with logit -Inf gets weight 0). The
+// exponentials are Exp32, so a logit far below the row maximum (by more than
+// about 104) contributes exactly 0, and large logits never overflow.
+type Partial struct {
+	M, D          int
+	Max, Sum, Acc []float32
+}
+
+// NewPartial returns an empty partial for m rows of d columns.
+func NewPartial(m, d int) *Partial {
+	p := &Partial{M: m, D: d, Max: make([]float32, m), Sum: make([]float32, m), Acc: make([]float32, m*d)}
+	p.Reset()
+	return p
+}
+
+// Reset empties p (no keys seen).
+func (p *Partial) Reset() {
+	for i := range p.Max {
+		p.Max[i] = float32(math.Inf(-1))
+	}
+	clear(p.Sum)
+	clear(p.Acc)
+}
+
+// CopyFrom makes p a copy of src (same shape).
+func (p *Partial) CopyFrom(src *Partial) {
+	copy(p.Max, src.Max)
+	copy(p.Sum, src.Sum)
+	copy(p.Acc, src.Acc)
+}
+
+// AddKeys adds the c keys k (c x d) with values v (c x d) and optional logit
+// biases bias (nil for none) to p for the query rows q (p.M x d): logit
+// scale*dot(q[i],k[j]) + bias[j]. When causal is true, row i sees only keys
+// j <= i. work is scratch of c floats; the current implementation keeps its
+// scratch on the stack and does not touch work (which may be nil).
+//
+// The keys are taken in blocks of 128 (each block one online-softmax step per
+// row); each logit has the bits of scale*Dot(q[i], k[j]) + bias[j].
+func (p *Partial) AddKeys(q, k, v []float32, c int, scale float32, bias []float32, causal bool, work []float32) {
+	d := p.D
+	var buf [partRows * partKeys]float32
+	for i0 := 0; i0 < p.M; i0 += partRows {
+		rows := min(partRows, p.M-i0)
+		cmax := c
+		if causal {
+			cmax = min(c, i0+rows)
+		}
+		for j0 := 0; j0 < cmax; j0 += partKeys {
+			nk := min(partKeys, cmax-j0)
+			blk := buf[:rows*nk]
+			Logits(blk, q[i0*d:(i0+rows)*d], rows, k[j0*d:(j0+nk)*d], nk, d, scale)
+			for r := 0; r < rows; r++ {
+				i := i0 + r
+				cnt := nk
+				if causal {
+					cnt = min(nk, i+1-j0)
+				}
+				if cnt <= 0 {
+					continue
+				}
+				row := blk[r*nk : r*nk+cnt]
+				if bias != nil {
+					b := bias[j0 : j0+cnt]
+					b = b[:len(row)]
+					for j := range row {
+						row[j] += b[j]
+					}
+				}
+				p.addOwned(i, row, v[j0*d:(j0+cnt)*d])
+			}
+		}
+	}
+}
+
+// AddLogits adds the keys idx (nil: all n) whose logits for row i are
+// s[i*n+j], with values v (n x d), to p. s is not modified.
+func (p *Partial) AddLogits(s []float32, n int, idx []int32, v []float32) {
+	for i := 0; i < p.M; i++ {
+		p.addRow(i, s[i*n:i*n+n], idx, v)
+	}
+}
+
+// rescale makes mx the running maximum of row i if it is larger, scaling the
+// row's sum and accumulator by exp(old - mx), and returns the maximum now in
+// force.
+func (p *Partial) rescale(i int, mx float32) float32 {
+	old := p.Max[i]
+	if !(mx > old) {
+		return old
+	}
+	r := Exp32(old - mx)
+	p.Sum[i] *= r
+	scaleTo(p.Acc[i*p.D:i*p.D+p.D], r)
+	p.Max[i] = mx
+	return mx
+}
+
+// addOwned adds the keys whose logits are row (which it overwrites with their
+// weights) and whose values are the rows of v to row i of p.
+func (p *Partial) addOwned(i int, row, v []float32) {
+	mx := float32(math.Inf(-1))
+	for _, x := range row {
+		mx = max(mx, x)
+	}
+	if math.IsInf(float64(mx), -1) {
+		return
+	}
+	mx = p.rescale(i, mx)
+	sum := p.Sum[i]
+	for j, x := range row {
+		e := Exp32(x - mx)
+		row[j] = e
+		sum += e
+	}
+	p.Sum[i] = sum
+	axpy(p.Acc[i*p.D:i*p.D+p.D], row, nil, v, p.D)
+}
+
+// addRow merges one row's logits (all of row if idx is nil, else row[idx[j]])
+// into the partial.
+func (p *Partial) addRow(i int, row []float32, idx []int32, v []float32) {
+	d := p.D
+	mx := float32(math.Inf(-1))
+	cnt := len(row)
+	if idx == nil {
+		for _, x := range row {
+			mx = max(mx, x)
+		}
+	} else {
+		cnt = len(idx)
+		for _, j := range idx {
+			mx = max(mx, row[j])
+		}
+	}
+	if math.IsInf(float64(mx), -1) {
+		return
+	}
+	mx = p.rescale(i, mx)
+	acc := p.Acc[i*d : i*d+d]
+	sum := p.Sum[i]
+	var buf [expChunk]float32
+	for t0 := 0; t0 < cnt; t0 += expChunk {
+		t1 := min(t0+expChunk, cnt)
+		e := buf[:t1-t0]
+		if idx == nil {
+			for t, x := range row[t0:t1] {
+				w := Exp32(x - mx)
+				e[t] = w
+				sum += w
+			}
+			axpy(acc, e, nil, v[t0*d:], d)
+			continue
+		}
+		ids := idx[t0:t1]
+		for t, j := range ids {
+			w := Exp32(row[j] - mx)
+			e[t] = w
+			sum += w
+		}
+		axpy(acc, e, ids, v, d)
+	}
+	p.Sum[i] = sum
+}
+
+// Merge folds the partial o (same shape) into p.
+func (p *Partial) Merge(o *Partial) {
+	d := p.D
+	for i := 0; i < p.M; i++ {
+		if o.Sum[i] == 0 {
+			continue
+		}
+		a := p.Acc[i*d : i*d+d]
+		b := o.Acc[i*d : i*d+d]
+		if p.Sum[i] == 0 {
+			p.Max[i], p.Sum[i] = o.Max[i], o.Sum[i]
+			copy(a, b)
+			continue
+		}
+		mx := max(p.Max[i], o.Max[i])
+		ra := Exp32(p.Max[i] - mx)
+		rb := Exp32(o.Max[i] - mx)
+		p.Sum[i] = float32(p.Sum[i]*ra) + float32(o.Sum[i]*rb)
+		b = b[:len(a)]
+		for c, x := range a {
+			a[c] = float32(x*ra) + float32(b[c]*rb)
+		}
+		p.Max[i] = mx
+	}
+}
+
+// Output writes the attention outputs Acc[i,:]/Sum[i] into dst (M x D); a row
+// that saw no key gets zeros.
+func (p *Partial) Output(dst []float32) {
+	d := p.D
+	for i := 0; i < p.M; i++ {
+		o := dst[i*d : i*d+d]
+		if p.Sum[i] == 0 {
+			clear(o)
+			continue
+		}
+		inv := 1 / p.Sum[i]
+		acc := p.Acc[i*d : i*d+d]
+		acc = acc[:len(o)]
+		for c, x := range acc {
+			o[c] = x * inv
+		}
+	}
+}

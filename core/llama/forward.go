@@ -1,0 +1,214 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+)
+
+// State is the activations and the KV cache of one sequence being run
+// through a model. It belongs to the Config it was made for.
+type State struct {
+	cfg Config
+
+	x, xb, xb2, hb, hb2, q []float32
+	att, logits            []float32
+	cos, sin               []float32 // RoPE of the current position, [head_size/2]
+	key, val               []float32 // KV cache, [L, seq_len, kv_dim]
+
+	// Observe, when set, is called by Forward in every layer once the
+	// attention of position pos is computed, before the output projection:
+	// q [dim] holds the post-RoPE queries of all heads (head h at
+	// q[h*head_size:]), k and v [kv_dim] the post-RoPE key and the value
+	// of this position for every KV head, and out [dim] the attention output
+	// of every query head (sum over t <= pos of softmax(q.k_t/sqrt(d)) v_t).
+	// The slices are only valid during the call.
+	Observe func(layer, pos int, q, k, v, out []float32)
+}
+
+// NewState allocates the activations and the KV cache (for the full
+// context) of a sequence run through m.
+func (m *Model) NewState() *State {
+	c := m.cfg
+	cache := c.Layers * c.SeqLen * c.KVDim()
+	return &State{
+		cfg:    c,
+		x:      make([]float32, c.Dim),
+		xb:     make([]float32, c.Dim),
+		xb2:    make([]float32, c.Dim),
+		hb:     make([]float32, c.HiddenDim),
+		hb2:    make([]float32, c.HiddenDim),
+		q:      make([]float32, c.Dim),
+		att:    make([]float32, c.SeqLen),
+		logits: make([]float32, c.Vocab),
+		cos:    make([]float32, c.HeadSize()/2),
+		sin:    make([]float32, c.HeadSize()/2),
+		key:    make([]float32, cache),
+		val:    make([]float32, cache),
+	}
+}
+
+// Forward runs token at position pos through the model, appending its key
+// and value to st's cache, and returns the logits of the next token (a
+// slice owned by st, overwritten by the next call). Positions must be fed in
+// order 0, 1, 2, ... for the cache to be meaningful. It follows llama2.c's
+// run.c operation for operation in float32: RMSNorm (eps 1e-5), RoPE on
+// pairs (i, i+1) of each head, causal softmax attention scaled by
+// 1/sqrt(head_size) with grouped KV heads, SwiGLU feed-forward, residuals,
+// final RMSNorm and the classifier. It panics if token or pos is out of
+// range or st was made for another configuration.
+func (m *Model) Forward(token, pos int, st *State) []float32 {
+	c := m.cfg
+	if token < 0 || token >= c.Vocab {
+		panic(fmt.Sprintf("llama: Forward: token %d outside the vocabulary [0, %d)", token, c.Vocab))
+	}
+	if pos < 0 || pos >= c.SeqLen {
+		panic(fmt.Sprintf("llama: Forward: position %d outside the context [0, %d)", pos, c.SeqLen))
+	}
+	if st.cfg != c {
+		panic(fmt.Sprintf("llama: Forward: state made for %v, model is %v", st.cfg, c))
+	}
+	dim, hid, kvDim, hs := c.Dim, c.HiddenDim, c.KVDim(), c.HeadSize()
+	kvMul := c.Heads / c.KVHeads
+	div := float32(math.Sqrt(float64(hs)))
+
+	for j, f := range m.freq {
+		s, co := sincos(float64(float32(pos) * f))
+		st.cos[j], st.sin[j] = float32(co), float32(s)
+	}
+
+	x := st.x
+	copy(x, m.emb[token*dim:(token+1)*dim])
+	for l := 0; l < c.Layers; l++ {
+		rmsnorm(st.xb, x, m.rmsAtt[l*dim:(l+1)*dim])
+
+		layerCache := l * c.SeqLen * kvDim
+		k := st.key[layerCache+pos*kvDim : layerCache+(pos+1)*kvDim]
+		v := st.val[layerCache+pos*kvDim : layerCache+(pos+1)*kvDim]
+		matvec(st.q, m.wq[l*dim*dim:(l+1)*dim*dim], st.xb)
+		matvec(k, m.wk[l*kvDim*dim:(l+1)*kvDim*dim], st.xb)
+		matvec(v, m.wv[l*kvDim*dim:(l+1)*kvDim*dim], st.xb)
+		st.rope(st.q)
+		st.rope(k)
+
+		att := st.att[:pos+1]
+		for h := 0; h < c.Heads; h++ {
+			qh := st.q[h*hs : (h+1)*hs]
+			kvOff := layerCache + (h/kvMul)*hs
+			for t := range att {
+				att[t] = dot(qh, st.key[kvOff+t*kvDim:kvOff+t*kvDim+hs]) / div
+			}
+			softmax(att)
+			out := st.xb[h*hs : (h+1)*hs]
+			clear(out)
+			for t, a := range att {
+				vt := st.val[kvOff+t*kvDim : kvOff+t*kvDim+hs]
+				for i := range out {
+					out[i] += float32(a * vt[i])
+				}
+			}
+		}
+		if st.Observe != nil {
+			st.Observe(l, pos, st.q, k, v, st.xb)
+		}
+		matvec(st.xb2, m.wo[l*dim*dim:(l+1)*dim*dim], st.xb)
+		for i := range x {
+			x[i] += st.xb2[i]
+		}
+
+		rmsnorm(st.xb, x, m.rmsFFN[l*dim:(l+1)*dim])
+		matvec(st.hb, m.w1[l*hid*dim:(l+1)*hid*dim], st.xb)
+		matvec(st.hb2, m.w3[l*hid*dim:(l+1)*hid*dim], st.xb)
+		for i, a := range st.hb {
+			silu := a * (1 / (1 + float32(exp(float64(-a)))))
+			st.hb[i] = silu * st.hb2[i]
+		}
+		matvec(st.xb, m.w2[l*dim*hid:(l+1)*dim*hid], st.hb)
+		for i := range x {
+			x[i] += st.xb[i]
+		}
+	}
+	rmsnorm(x, x, m.rmsFinal)
+	matvec(st.logits, m.wcls, x)
+	return st.logits
+}
+
+// rope rotates each pair (i, i+1) of every head of vec by the angles of the
+// current position.
+func (st *State) rope(vec []float32) {
+	half := len(st.cos)
+	for i := 0; i+1 < len(vec); i += 2 {
+		j := (i / 2) % half
+		fcr, fci := st.cos[j], st.sin[j]
+		v0, v1 := vec[i], vec[i+1]
+		vec[i] = float32(v0*fcr) - float32(v1*fci)
+		vec[i+1] = float32(v0*fci) + float32(v1*fcr)
+	}
+}
+
+// matvec sets out[i] = dot(w[i*n:(i+1)*n], x) for the len(out) rows of the
+// row-major w, n = len(x), with four accumulators. Products are explicitly
+// rounded so that no platform fuses them into FMAs (identical bits
+// everywhere).
+func matvec(out, w, x []float32) {
+	n := len(x)
+	for i := range out {
+		row := w[i*n : (i+1)*n : (i+1)*n]
+		var a0, a1, a2, a3 float32
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			r := row[j : j+4 : j+4]
+			xx := x[j : j+4 : j+4]
+			a0 += float32(r[0] * xx[0])
+			a1 += float32(r[1] * xx[1])
+			a2 += float32(r[2] * xx[2])
+			a3 += float32(r[3] * xx[3])
+		}
+		for ; j < n; j++ {
+			a0 += float32(row[j] * x[j])
+		}
+		out[i] = (a0 + a1) + (a2 + a3)
+	}
+}
+
+// dot is the sequential float32 dot product of a and b[:len(a)].
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, v := range a {
+		s += float32(v * b[i])
+	}
+	return s
+}
+
+// rmsnorm sets o = w * x / sqrt(mean(x^2) + 1e-5); o may be x.
+func rmsnorm(o, x, w []float32) {
+	var ss float32
+	for _, v := range x {
+		ss += float32(v * v)
+	}
+	ss /= float32(len(x))
+	ss += 1e-5
+	ss = 1 / float32(math.Sqrt(float64(ss)))
+	for j := range o {
+		o[j] = w[j] * (ss * x[j])
+	}
+}
+
+// softmax replaces x by its softmax, in float32 as run.c does.
+func softmax(x []float32) {
+	maxv := x[0]
+	for _, v := range x[1:] {
+		if v > maxv {
+			maxv = v
+		}
+	}
+	var sum float32
+	for i, v := range x {
+		e := float32(exp(float64(v - maxv)))
+		x[i] = e
+		sum += e
+	}
+	for i := range x {
+		x[i] /= sum
+	}
+}

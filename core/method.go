@@ -1,0 +1,66 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Method is one KV-cache compression method (HAE-OLS.md §3-§4). Each lives in
+// a file of its own and registers itself by name in init, so a new method is
+// one file.
+type Method interface {
+	// Name is the registry key, e.g. "hae-ols".
+	Name() string
+	// Describe is one sentence for help texts and the UI.
+	Describe() string
+	// Compress builds the compressed cache of the group's KV head within the
+	// budget of p. It must not modify g.
+	Compress(g *Group, p Params) (*Cache, error)
+}
+
+var registry = map[string]Method{}
+
+// Register adds m to the method registry; it panics on a duplicate name.
+func Register(m Method) {
+	if _, dup := registry[m.Name()]; dup {
+		panic("core: method registered twice: " + m.Name())
+	}
+	registry[m.Name()] = m
+}
+
+// Lookup returns the registered method of that name.
+func Lookup(name string) (Method, error) {
+	m, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(MethodNames(), ", "))
+	}
+	return m, nil
+}
+
+// methodOrder is the display order of the built-in methods; others sort after.
+var methodOrder = []string{"hae-ols", "hae-nosvd", "hae-merge", "entropy", "topk", "snapkv", "streaming", "lowrank", "quant", "full"}
+
+// MethodNames lists the registered methods, HAE-OLS and its ablations first.
+func MethodNames() []string {
+	rank := map[string]int{}
+	for i, n := range methodOrder {
+		rank[n] = i
+	}
+	var names []string
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, oki := rank[names[i]]
+		rj, okj := rank[names[j]]
+		switch {
+		case oki && okj:
+			return ri < rj
+		case oki != okj:
+			return oki
+		}
+		return names[i] < names[j]
+	})
+	return names
+}

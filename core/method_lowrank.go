@@ -1,0 +1,67 @@
+package core
+
+func init() { Register(lowrank{}) }
+
+// lowrank is a Palu/xKV-like baseline: the whole prefix's K and V each stored
+// as a truncated SVD of rank k, the largest with 2k(n+d) <= T*2d numbers. No
+// token is evicted; every token is approximate. When the budget holds the
+// dense cache (T = n) it is kept exact.
+type lowrank struct{}
+
+func (lowrank) Name() string { return "lowrank" }
+func (lowrank) Describe() string {
+	return "whole-prefix truncated SVD of K and V at the largest rank that fits (Palu/xKV-like)"
+}
+
+func (lowrank) Compress(g *Group, p Params) (*Cache, error) {
+	b, err := NewBudget(g.N, g.D, p.Ratio, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	c := newCache("lowrank", b)
+	if b.Slots >= g.N {
+		c.keepExact(span(0, g.N), Anchor)
+		c.finishExact()
+		return c, nil
+	}
+	k := min(b.Slots*2*g.D/(2*(g.N+g.D)), g.D, g.N)
+	c.Stages.LowRank = k
+	if k == 0 {
+		c.finishExact()
+		return c, nil
+	}
+	sk, sv, err := g.factors()
+	if err != nil {
+		return nil, err
+	}
+	rk, rv := make([]float64, g.N*g.D), make([]float64, g.N*g.D)
+	sk.Reconstruct(k, rk)
+	sv.Reconstruct(k, rv)
+	c.C = g.N
+	c.Keys, c.Values = make([]float32, g.N*g.D), make([]float32, g.N*g.D)
+	to32(c.Keys, rk)
+	to32(c.Values, rv)
+	for i := range c.Class {
+		c.Class[i] = Approx
+	}
+	c.Stages.RankK, c.Stages.RankV = k, k
+	c.Stages.EnergyK, c.Stages.EnergyV = energy(sk.S, k), energy(sv.S, k)
+	c.Stages.SummaryBits = int64(2*k*(g.N+g.D)) * BitsPerNumber
+	c.finishExact()
+	return c, nil
+}
+
+// energy is the share of the squared singular values kept by the first k.
+func energy(s []float64, k int) float64 {
+	var kept, all float64
+	for i, x := range s {
+		all += x * x
+		if i < k {
+			kept += x * x
+		}
+	}
+	if all == 0 {
+		return 1
+	}
+	return kept / all
+}

@@ -1,0 +1,145 @@
+package core
+
+import (
+	"math"
+	"slices"
+
+	"github.com/haeols/haeols/core/kernel"
+)
+
+// Metrics are the per-head numbers of HAE-OLS.md §5 for one compressed cache
+// and one query head.
+type Metrics struct {
+	Method string  `json:"method"`
+	Layer  int     `json:"layer"`
+	Head   int     `json:"head"`
+	Asked  float64 `json:"asked"` // the ratio asked for
+	Ratio  float64 `json:"ratio"` // the ratio used
+	Err    float64 `json:"err"`   // mean relative output error over probe queries
+	ErrMax float64 `json:"err_max"`
+	ErrP95 float64 `json:"err_p95"`
+	ErrCal float64 `json:"err_cal"` // the same on calibration queries (in-sample)
+	Cos    float64 `json:"cos"`     // mean cosine similarity of probe outputs
+	// NeedleErr is err over the probe queries that ask for a needle; NaN
+	// (omitted in JSON) when the sample marks none.
+	NeedleErr float64 `json:"needle_err"`
+	// Needles says what happened to each needle token.
+	Needles []NeedleStatus `json:"needles,omitempty"`
+	// Profile is the error of each probe query.
+	Profile []float64 `json:"profile"`
+	// RowEntropy is the head's mean calibration row entropy.
+	RowEntropy float64 `json:"row_entropy"`
+}
+
+// NeedleStatus is the fate of one needle token in a compressed cache.
+type NeedleStatus struct {
+	Pos   int   `json:"pos"`
+	Class Class `json:"class"`
+}
+
+// Evaluate measures cache c on the query head at index hi of g.Heads: the
+// probe outputs against the full-cache outputs, and the calibration outputs.
+func (g *Group) Evaluate(c *Cache, hi int) Metrics {
+	p := g.Probes[hi]
+	d := g.D
+	m := Metrics{Method: c.Method, Layer: g.Layer, Head: p.Head, Asked: c.Budget.Ratio, Ratio: c.Ratio(), RowEntropy: p.MeanRowEntropy, NeedleErr: math.NaN()}
+
+	part := kernel.NewPartial(g.T, d)
+	part.CopyFrom(p.Suffix)
+	out := make([]float32, max(g.T, g.W)*d)
+	work := make([]float32, max(c.C, 1))
+	g.attend(part, c, p.S, p.Q, work)
+	part.Output(out)
+	m.Profile = make([]float64, g.T)
+	var cosSum float64
+	for i := 0; i < g.T; i++ {
+		e, cs := relErr(out[i*d:i*d+d], p.O[i*d:i*d+d])
+		m.Profile[i] = e
+		cosSum += cs
+	}
+	m.Err = mean(m.Profile)
+	m.Cos = cosSum / float64(g.T)
+	sorted := slices.Clone(m.Profile)
+	slices.Sort(sorted)
+	m.ErrMax = sorted[len(sorted)-1]
+	m.ErrP95 = sorted[int(math.Ceil(0.95*float64(len(sorted))))-1]
+
+	if len(g.NeedleProbes) > 0 {
+		var s float64
+		var k int
+		for _, i := range g.NeedleProbes {
+			if i < g.T {
+				s += m.Profile[i]
+				k++
+			}
+		}
+		if k > 0 {
+			m.NeedleErr = s / float64(k)
+		}
+	}
+	for _, pos := range g.Needles {
+		if pos < g.N {
+			m.Needles = append(m.Needles, NeedleStatus{Pos: pos, Class: c.Class[pos]})
+		}
+	}
+
+	// Calibration rows of this head: non-causal over the prefix, no suffix.
+	w := g.W
+	cal := kernel.NewPartial(w, d)
+	g.attend(cal, c, g.S[hi*w*g.N:(hi+1)*w*g.N], g.Qc[hi*w*d:(hi+1)*w*d], work)
+	cal.Output(out[:w*d])
+	var cs float64
+	for i := 0; i < w; i++ {
+		e, _ := relErr(out[i*d:i*d+d], g.Oc[(hi*w+i)*d:(hi*w+i+1)*d])
+		cs += e
+	}
+	m.ErrCal = cs / float64(w)
+	return m
+}
+
+// attend adds the cache's tokens to the partial of the query rows q whose
+// logits against the exact prefix keys are s.
+func (g *Group) attend(part *kernel.Partial, c *Cache, s, q, work []float32) {
+	switch {
+	case c.All:
+		part.AddLogits(s, g.N, nil, g.V)
+	case len(c.Exact) > 0:
+		part.AddLogits(s, g.N, c.Exact, g.V)
+	}
+	if c.C > 0 {
+		part.AddKeys(q, c.Keys, c.Values, c.C, g.Scale, c.Bias, false, work)
+	}
+}
+
+// relErr returns ||a-b|| / ||b|| and the cosine similarity of a and b, in
+// float64. A zero reference gives the absolute error and cosine 1 for a
+// zero estimate.
+func relErr(a, b []float32) (float64, float64) {
+	var dd, bb, aa, ab float64
+	for i := range b {
+		x, y := float64(a[i]), float64(b[i])
+		dd += (x - y) * (x - y)
+		bb += y * y
+		aa += x * x
+		ab += x * y
+	}
+	if bb == 0 {
+		if aa == 0 {
+			return 0, 1
+		}
+		return math.Sqrt(dd), 0
+	}
+	cos := 0.0
+	if aa > 0 {
+		cos = ab / math.Sqrt(aa*bb)
+	}
+	return math.Sqrt(dd / bb), cos
+}
+
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}

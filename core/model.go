@@ -1,0 +1,128 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/haeols/haeols/core/sample"
+)
+
+// Model analyses every KV head of a sample on first use and keeps the
+// analyses, so that asking for another method, ratio or parameter only pays
+// for compression and evaluation. It is safe for concurrent use.
+type Model struct {
+	Sample *sample.Sample
+	Opt    Options
+	slots  []groupSlot
+}
+
+type groupSlot struct {
+	once sync.Once
+	g    *Group
+	err  error
+}
+
+// NewModel validates s and prepares its lazy per-KV-head analyses.
+func NewModel(s *sample.Sample, opt Options) (*Model, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if !s.HasQKV() {
+		return nil, errors.New("model: sample holds attention only; HAE-OLS and the baselines need q, k and v")
+	}
+	return &Model{Sample: s, Opt: opt, slots: make([]groupSlot, s.L*s.HKV)}, nil
+}
+
+// Group returns the analysis of KV head kv in layer l, computing it once.
+func (m *Model) Group(l, kv int) (*Group, error) {
+	s := m.Sample
+	if l < 0 || l >= s.L || kv < 0 || kv >= s.HKV {
+		return nil, fmt.Errorf("model: layer %d / KV head %d out of range (%d layers, %d KV heads)", l, kv, s.L, s.HKV)
+	}
+	sl := &m.slots[l*s.HKV+kv]
+	sl.once.Do(func() { sl.g, sl.err = Analyze(s, l, kv, m.Opt) })
+	return sl.g, sl.err
+}
+
+// Head returns the group of query head h in layer l and h's index in it.
+func (m *Model) Head(l, h int) (*Group, int, error) {
+	s := m.Sample
+	if h < 0 || h >= s.H {
+		return nil, 0, fmt.Errorf("model: head %d out of range (%d heads)", h, s.H)
+	}
+	g, err := m.Group(l, s.KVHeadOf(h))
+	if err != nil {
+		return nil, 0, err
+	}
+	return g, g.HeadIndex(h), nil
+}
+
+// Run compresses the cache of query head h's KV head in layer l with the
+// method at p and evaluates it on h.
+func (m *Model) Run(method string, p Params, l, h int) (Metrics, *Cache, error) {
+	g, hi, err := m.Head(l, h)
+	if err != nil {
+		return Metrics{}, nil, err
+	}
+	c, err := g.Compress(method, p)
+	if err != nil {
+		return Metrics{}, nil, err
+	}
+	return g.Evaluate(c, hi), c, nil
+}
+
+// Grid returns the metrics of every query head (index l*H + h) for the
+// method at p, compressing each KV head once and using up to workers
+// goroutines (0: all CPUs). The result does not depend on workers.
+func (m *Model) Grid(method string, p Params, workers int) ([]Metrics, error) {
+	s := m.Sample
+	out := make([]Metrics, s.L*s.H)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan int)
+	errs := make([]error, s.L*s.HKV)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(errs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				errs[j] = m.gridGroup(out, j/s.HKV, j%s.HKV, method, p)
+			}
+		}()
+	}
+	for j := range errs {
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+func (m *Model) gridGroup(out []Metrics, l, kv int, method string, p Params) error {
+	g, err := m.Group(l, kv)
+	if err != nil {
+		return err
+	}
+	c, err := g.Compress(method, p)
+	if err != nil {
+		return err
+	}
+	for hi, h := range g.Heads {
+		out[l*m.Sample.H+h] = g.Evaluate(c, hi)
+	}
+	return nil
+}
+
+// MeanErr is the model-level number of HAE-OLS.md §5: the mean of err over
+// heads.
+func MeanErr(ms []Metrics) float64 {
+	var s float64
+	for _, m := range ms {
+		s += m.Err
+	}
+	return s / float64(len(ms))
+}

@@ -1,0 +1,352 @@
+package sample
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/haeols/haeols/core/half"
+)
+
+// Read reads the sample file at path (safetensors, .npz or .npy; see Decode).
+// It refuses anything that is not a regular file.
+func Read(path string) (*Sample, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{File: path, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	return Decode(path, data)
+}
+
+// Decode decodes a sample file held in data. The format is told by the magic
+// bytes (\x93NUMPY for .npy, PK for .npz), else by the extension of name, else
+// by the shape of a safetensors header. name is used only for that and in
+// errors.
+//
+// Safetensors (HAE-OLS.md §6): tensors q [L,H,N,d], k and v [L,Hkv,N,d] and/or
+// attn [L,H,N,N] in F32, F16, BF16 or F64, and the string-valued __metadata__
+// (keys in the Key constants; others go to Meta.Extra). attn may also be
+// [H,N,N] (L = 1) or [N,N] (L = H = 1). Any other tensor name is an error. The
+// data offsets must tile the data section exactly, in any order.
+//
+// .npz: a zip (stored or deflated) of q.npy, k.npy, v.npy and/or attn.npy with
+// the same shapes; .npy: one attention tensor [N,N], [H,N,N] or [L,H,N,N].
+// Arrays are float16, float32 or float64 of either byte order, in C order.
+// These formats carry no metadata, so the defaults of Meta apply.
+//
+// Everything the header claims is checked against the data before any large
+// allocation (so memory stays within a small multiple of len(data); for a
+// deflated .npz member, see MaxInflateRatio); then the numbers are decoded and
+// the sample must pass Validate. Every error is an *Error naming the file, the
+// tensor or metadata key, and the problem. Decode does not keep a reference to
+// data, and does not panic: should a bug make it, the panic comes back as an
+// *Error saying "internal error".
+func Decode(name string, data []byte) (s *Sample, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, &Error{File: name, Err: fmt.Errorf("internal error (please report): %v", p)}
+		}
+	}()
+	if len(data) == 0 {
+		return nil, &Error{File: name, Err: errors.New("empty file")}
+	}
+	switch detect(name, data) {
+	case "safetensors":
+		s, err = decodeSafetensors(data)
+	case "npz":
+		s, err = decodeNPZ(data)
+	case "npy":
+		s, err = decodeNPY(data)
+	default:
+		err = errors.New("unknown format: want .safetensors, .npz or .npy")
+	}
+	if err == nil {
+		err = s.Validate()
+	}
+	if err != nil {
+		return nil, withFile(name, err)
+	}
+	return s, nil
+}
+
+const (
+	npyMagic = "\x93NUMPY"
+	zipMagic = "PK\x03\x04"
+	zipEmpty = "PK\x05\x06"
+)
+
+// detect returns "safetensors", "npz", "npy" or "".
+func detect(name string, data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte(npyMagic)):
+		return "npy"
+	case bytes.HasPrefix(data, []byte(zipMagic)), bytes.HasPrefix(data, []byte(zipEmpty)):
+		return "npz"
+	}
+	ext := strings.ToLower(name)
+	if i := strings.LastIndexAny(ext, "./\\"); i >= 0 && ext[i] == '.' {
+		ext = ext[i:]
+	} else {
+		ext = ""
+	}
+	switch ext {
+	case ".safetensors", ".npz", ".npy":
+		return ext[1:]
+	}
+	if len(data) >= 9 && data[8] == '{' {
+		return "safetensors"
+	}
+	return ""
+}
+
+// dtype is an on-disk float type.
+type dtype struct {
+	name      string // safetensors spelling: F32, F16, BF16, F64
+	size      int    // bytes per element
+	bigEndian bool   // only .npy/.npz arrays may be big-endian
+}
+
+var (
+	dtF32  = dtype{name: "F32", size: 4}
+	dtF16  = dtype{name: "F16", size: 2}
+	dtBF16 = dtype{name: "BF16", size: 2}
+	dtF64  = dtype{name: "F64", size: 8}
+)
+
+// tensorNames are the tensors a sample may hold, in file order.
+var tensorNames = []string{"attn", "k", "q", "v"}
+
+func knownTensor(name string) bool {
+	for _, n := range tensorNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// raw is one tensor as a file describes it, checked but not yet decoded.
+type raw struct {
+	name  string
+	dt    dtype
+	shape []int // as stored, each dimension in [1, MaxDim]
+	n     int   // elements, at most MaxElements
+	data  []byte
+	// open, when data is nil, returns a reader of exactly n*dt.size bytes
+	// followed by the reader's own end-of-data check (io.EOF).
+	open func() (io.ReadCloser, error)
+}
+
+// checkShape checks a stored shape's rank and dimensions and returns its
+// element count.
+func checkShape(name string, shape []int) (int, error) {
+	switch name {
+	case "q", "k", "v":
+		if len(shape) != 4 {
+			return 0, &Error{Tensor: name, Err: fmt.Errorf("shape %v has rank %d, want 4 ([L, H, N, d])", shape, len(shape))}
+		}
+	case "attn":
+		if len(shape) < 2 || len(shape) > 4 {
+			return 0, &Error{Tensor: name, Err: fmt.Errorf("shape %v has rank %d, want [N, N], [H, N, N] or [L, H, N, N]", shape, len(shape))}
+		}
+	}
+	for _, d := range shape {
+		if d < 1 || d > MaxDim {
+			return 0, &Error{Tensor: name, Err: fmt.Errorf("shape %v: dimension %d outside [1, %d]", shape, d, MaxDim)}
+		}
+	}
+	n := elements(shape)
+	if n < 0 {
+		return 0, &Error{Tensor: name, Err: fmt.Errorf("shape %v has more than MaxElements = %d elements", shape, MaxElements)}
+	}
+	return n, nil
+}
+
+// assemble checks that the tensors fit together, decodes them and returns the
+// sample (not yet validated).
+func assemble(ts []*raw, meta Meta) (*Sample, error) {
+	by := map[string]*raw{}
+	for _, t := range ts {
+		by[t.name] = t
+	}
+	q, k, v, a := by["q"], by["k"], by["v"], by["attn"]
+	s := &Sample{Meta: meta}
+	if q != nil || k != nil || v != nil {
+		for _, name := range []string{"q", "k", "v"} {
+			if by[name] == nil {
+				return nil, &Error{Tensor: name, Err: errors.New("missing: q, k and v go together")}
+			}
+		}
+		s.L, s.H, s.N, s.D = q.shape[0], q.shape[1], q.shape[2], q.shape[3]
+		s.HKV = k.shape[1]
+		if k.shape[0] != s.L || k.shape[2] != s.N || k.shape[3] != s.D {
+			return nil, &Error{Tensor: "k", Err: fmt.Errorf("shape %v does not fit q %v: want [%d, Hkv, %d, %d]", k.shape, q.shape, s.L, s.N, s.D)}
+		}
+		if s.H%s.HKV != 0 {
+			return nil, &Error{Tensor: "k", Err: fmt.Errorf("shape %v: %d KV heads do not divide the %d query heads of q %v", k.shape, s.HKV, s.H, q.shape)}
+		}
+		if !equal(v.shape, k.shape) {
+			return nil, &Error{Tensor: "v", Err: fmt.Errorf("shape %v differs from k %v", v.shape, k.shape)}
+		}
+	} else if a == nil {
+		return nil, errors.New("no tensors: want q, k and v, and/or attn")
+	}
+	if a != nil {
+		sh := a.shape
+		for len(sh) < 4 {
+			sh = append([]int{1}, sh...)
+		}
+		if sh[2] != sh[3] {
+			return nil, &Error{Tensor: "attn", Err: fmt.Errorf("shape %v: not square in its last two dimensions", a.shape)}
+		}
+		if q != nil && (sh[0] != s.L || sh[1] != s.H || sh[2] != s.N) {
+			return nil, &Error{Tensor: "attn", Err: fmt.Errorf("shape %v does not fit q %v: want [%d, %d, %d, %d]", a.shape, q.shape, s.L, s.H, s.N, s.N)}
+		}
+		s.L, s.H, s.N = sh[0], sh[1], sh[2]
+	}
+	names := map[string]string{}
+	for _, t := range ts {
+		x, err := t.decode()
+		if err != nil {
+			return nil, err
+		}
+		switch t.name {
+		case "q":
+			s.Q = x
+		case "k":
+			s.K = x
+		case "v":
+			s.V = x
+		case "attn":
+			s.Attn = x
+		}
+		names[t.name] = t.dt.name
+	}
+	s.SourceDType = dtypeSummary(names)
+	return s, nil
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// dtypeSummary returns the common dtype, or "name=dtype ..." when they differ.
+func dtypeSummary(names map[string]string) string {
+	keys := make([]string, 0, len(names))
+	same := ""
+	for k, d := range names {
+		keys = append(keys, k)
+		if same == "" {
+			same = d
+		} else if same != d {
+			same = "-"
+		}
+	}
+	if same != "-" {
+		return same
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + names[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// chunk is the number of bytes decoded at a time from a stream.
+const chunk = 64 << 10
+
+// decode converts the tensor's numbers to float32.
+func (t *raw) decode() ([]float32, error) {
+	x := make([]float32, t.n)
+	if t.data != nil {
+		if err := t.convert(x, t.data, 0); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
+	rc, err := t.open()
+	if err != nil {
+		return nil, &Error{Tensor: t.name, Err: err}
+	}
+	defer rc.Close()
+	buf := make([]byte, min(chunk, t.n*t.dt.size))
+	per := len(buf) / t.dt.size
+	for off := 0; off < t.n; off += per {
+		m := min(per, t.n-off)
+		b := buf[:m*t.dt.size]
+		if _, err := io.ReadFull(rc, b); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, &Error{Tensor: t.name, Err: fmt.Errorf("reading data at element %d of %d: %w", off, t.n, err)}
+		}
+		if err := t.convert(x[off:off+m], b, off); err != nil {
+			return nil, err
+		}
+	}
+	// Read to the end so that the zip reader checks sizes and the CRC.
+	var one [1]byte
+	if _, err := io.ReadFull(rc, one[:]); err != io.EOF {
+		if err == nil {
+			err = errors.New("data continues past the shape")
+		}
+		return nil, &Error{Tensor: t.name, Err: fmt.Errorf("reading data after all %d elements: %w", t.n, err)}
+	}
+	return x, nil
+}
+
+// convert decodes len(dst) elements of t's dtype from src; off is the flat
+// index of dst[0], for errors.
+func (t *raw) convert(dst []float32, src []byte, off int) error {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if t.dt.bigEndian {
+		bo = binary.BigEndian
+	}
+	switch t.dt.name {
+	case "F32":
+		for i := range dst {
+			dst[i] = math.Float32frombits(bo.Uint32(src[4*i:]))
+		}
+	case "F16":
+		for i := range dst {
+			dst[i] = half.F16ToF32(bo.Uint16(src[2*i:]))
+		}
+	case "BF16":
+		for i := range dst {
+			dst[i] = half.BF16ToF32(bo.Uint16(src[2*i:]))
+		}
+	case "F64":
+		for i := range dst {
+			f := math.Float64frombits(bo.Uint64(src[8*i:]))
+			dst[i] = float32(f)
+			if math.IsInf(float64(dst[i]), 0) && !math.IsInf(f, 0) {
+				return &Error{Tensor: t.name, Err: fmt.Errorf("F64 value %v at %v (flat index %d) overflows float32", f, unflatten(off+i, t.shape), off+i)}
+			}
+		}
+	default:
+		return &Error{Tensor: t.name, Err: fmt.Errorf("internal: no decoder for dtype %s", t.dt.name)}
+	}
+	return nil
+}

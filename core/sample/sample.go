@@ -1,0 +1,344 @@
+// Package sample defines the haeols sample (the q/k/v or attention tensors of
+// a model run plus metadata) and reads and writes it in the formats of
+// HAE-OLS.md §6.
+//
+// Read and Decode take safetensors (F32, F16, BF16 or F64), .npz and .npy;
+// they check every size a header claims before allocating, never panic on
+// hostile input, and return only samples that pass Validate. WriteSafetensors
+// and WriteFile write safetensors (F32, F16 or BF16), deterministically.
+// Summary describes a sample for people. Every error is an *Error naming the
+// file, the tensor or metadata key, and the problem.
+package sample
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"unicode/utf8"
+)
+
+// Format is the value of the haeols.format metadata key this package writes.
+const Format = "1"
+
+// Limits on what a reader accepts, checked before any large allocation.
+const (
+	// MaxElements is the largest tensor (in elements) a sample may hold;
+	// readers check it before allocating, and Validate checks it too.
+	MaxElements = 1 << 30
+	// MaxDim is the largest single dimension a reader accepts.
+	MaxDim = 1 << 22
+)
+
+// Sample is one model run: per layer and head, the post-RoPE queries, keys and
+// values of N positions (the first Prefix of them are the cache to compress,
+// the rest are held-out probe queries), and/or attention probabilities.
+//
+// Tensors are flattened row-major float32: Q is [L, H, N, D], K and V are
+// [L, HKV, N, D], Attn (optional) is [L, H, N, N]. H is a multiple of HKV and
+// query head h uses KV head h / (H/HKV).
+type Sample struct {
+	L, H, HKV, N, D int
+	Q, K, V         []float32
+	Attn            []float32
+	Meta            Meta
+
+	// SourceDType is the dtype the tensors had in the file they were read
+	// from: "F32", "F16", "BF16" or "F64", or one entry per tensor such as
+	// "attn=F32 k=F16 q=F16 v=F16" when they differ. It is empty for a sample
+	// made in memory, is only informational, and is not written back.
+	SourceDType string
+}
+
+// Meta is the sample's __metadata__ (HAE-OLS.md §6), decoded.
+type Meta struct {
+	Model       string
+	Source      string // how it was made, e.g. "generator needle seed=7"
+	Description string
+	// Prefix is n, the number of cached positions; 0 means the default
+	// N - min(64, N/8). Negative is invalid.
+	Prefix int
+	// Scale is the logit scale; 0 means 1/sqrt(D).
+	Scale float64
+	// Tokens holds one display string per position (optional).
+	Tokens []string
+	// Needles are needle token positions in the prefix (optional).
+	Needles []int
+	// NeedleProbes are probe indices (0-based, counted from Prefix) that ask
+	// for a needle (optional).
+	NeedleProbes []int
+	// Extra keeps any other metadata keys, written back unchanged. It must not
+	// hold the keys above or "haeols.format" (see ReservedKeys).
+	Extra map[string]string
+}
+
+// HasQKV reports whether the sample carries q, k and v (needed by every
+// method that reconstructs attention outputs).
+func (s *Sample) HasQKV() bool { return len(s.Q) > 0 && len(s.K) > 0 && len(s.V) > 0 }
+
+// HasAttn reports whether the sample carries attention probabilities.
+func (s *Sample) HasAttn() bool { return len(s.Attn) > 0 }
+
+// Prefix returns n, the number of cached (compressible) positions.
+func (s *Sample) Prefix() int {
+	if s.Meta.Prefix > 0 {
+		return s.Meta.Prefix
+	}
+	return DefaultPrefix(s.N)
+}
+
+// DefaultPrefix is the prefix length used when the metadata gives none:
+// N - min(64, N/8).
+func DefaultPrefix(n int) int { return n - min(64, n/8) }
+
+// Scale returns the logit scale: the metadata's, or 1/sqrt(D).
+func (s *Sample) Scale() float64 {
+	if s.Meta.Scale > 0 {
+		return s.Meta.Scale
+	}
+	return 1 / math.Sqrt(float64(s.D))
+}
+
+// Group is the number of query heads that share one KV head.
+func (s *Sample) Group() int { return s.H / s.HKV }
+
+// KVHeadOf returns the KV head that query head h uses.
+func (s *Sample) KVHeadOf(h int) int { return h / s.Group() }
+
+// QHead returns the [N, D] queries of query head h in layer l (a view).
+func (s *Sample) QHead(l, h int) []float32 {
+	o := ((l*s.H + h) * s.N) * s.D
+	return s.Q[o : o+s.N*s.D]
+}
+
+// KHead returns the [N, D] keys of KV head kv in layer l (a view).
+func (s *Sample) KHead(l, kv int) []float32 {
+	o := ((l*s.HKV + kv) * s.N) * s.D
+	return s.K[o : o+s.N*s.D]
+}
+
+// VHead returns the [N, D] values of KV head kv in layer l (a view).
+func (s *Sample) VHead(l, kv int) []float32 {
+	o := ((l*s.HKV + kv) * s.N) * s.D
+	return s.V[o : o+s.N*s.D]
+}
+
+// AttnHead returns the [N, N] attention of query head h in layer l (a view).
+func (s *Sample) AttnHead(l, h int) []float32 {
+	o := (l*s.H + h) * s.N * s.N
+	return s.Attn[o : o+s.N*s.N]
+}
+
+// Validate checks that the sample is whole and consistent: positive
+// dimensions within MaxDim, tensors within MaxElements, q, k and v all present
+// or all absent (and at least they or attn), tensor lengths matching the shape,
+// H a multiple of HKV, every number finite, and the metadata in range (prefix
+// in [2, N], scale finite and not negative, one token per position, needles in
+// the prefix, needle probes among the probes, metadata strings valid UTF-8, no
+// reserved key in Extra), and attn made of probability rows (values in [0, 1]
+// summing to 1 within RowSumTolerance).
+//
+// Its error is an *Error naming the tensor or metadata key at fault.
+func (s *Sample) Validate() error {
+	if s.L <= 0 || s.H <= 0 || s.N <= 0 {
+		return &Error{Err: fmt.Errorf("bad shape L=%d H=%d N=%d: every dimension must be positive", s.L, s.H, s.N)}
+	}
+	if s.L > MaxDim || s.H > MaxDim || s.N > MaxDim || s.D > MaxDim || s.HKV > MaxDim || s.D < 0 || s.HKV < 0 {
+		return &Error{Err: fmt.Errorf("absurd shape L=%d H=%d HKV=%d N=%d D=%d (each dimension at most %d)", s.L, s.H, s.HKV, s.N, s.D, MaxDim)}
+	}
+	hasQ, hasK, hasV := len(s.Q) > 0, len(s.K) > 0, len(s.V) > 0
+	if hasQ != hasK || hasQ != hasV {
+		missing := "q"
+		if !hasK {
+			missing = "k"
+		} else if !hasV {
+			missing = "v"
+		}
+		return &Error{Tensor: missing, Err: fmt.Errorf("missing: q, k and v go together (have q=%t k=%t v=%t)", hasQ, hasK, hasV)}
+	}
+	if !hasQ && !s.HasAttn() {
+		return &Error{Err: fmt.Errorf("neither q/k/v nor attn present")}
+	}
+	type tensor struct {
+		name  string
+		x     []float32
+		shape []int
+	}
+	var ts []tensor
+	if hasQ {
+		if s.D <= 0 || s.HKV <= 0 || s.H%s.HKV != 0 {
+			return &Error{Err: fmt.Errorf("query heads %d not a multiple of KV heads %d (d=%d)", s.H, s.HKV, s.D)}
+		}
+		ts = append(ts,
+			tensor{"q", s.Q, []int{s.L, s.H, s.N, s.D}},
+			tensor{"k", s.K, []int{s.L, s.HKV, s.N, s.D}},
+			tensor{"v", s.V, []int{s.L, s.HKV, s.N, s.D}})
+	}
+	if s.HasAttn() {
+		ts = append(ts, tensor{"attn", s.Attn, []int{s.L, s.H, s.N, s.N}})
+	}
+	for _, t := range ts {
+		want := elements(t.shape)
+		if want < 0 {
+			return &Error{Tensor: t.name, Err: fmt.Errorf("shape %v has more than MaxElements = %d elements", t.shape, MaxElements)}
+		}
+		if len(t.x) != want {
+			return &Error{Tensor: t.name, Err: fmt.Errorf("has %d elements, shape %v needs %d", len(t.x), t.shape, want)}
+		}
+	}
+	if err := s.validateMeta(); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if i := firstNonFinite(t.x); i >= 0 {
+			return &Error{Tensor: t.name, Err: fmt.Errorf("non-finite value %v at %v (flat index %d)", t.x[i], unflatten(i, t.shape), i)}
+		}
+	}
+	if s.HasAttn() {
+		return checkProbabilities(s.Attn, []int{s.L, s.H, s.N, s.N})
+	}
+	return nil
+}
+
+// RowSumTolerance is how far a row of attention probabilities may sum from 1
+// (BF16 storage alone moves a sum by at most about 0.004).
+const RowSumTolerance = 0.01
+
+// checkProbabilities checks that attn, of shape [L, H, N, N], holds rows of
+// attention probabilities: values in [0, 1] summing to 1 within
+// RowSumTolerance.
+func checkProbabilities(attn []float32, shape []int) error {
+	for i, p := range attn {
+		if p < 0 || p > 1 {
+			return &Error{Tensor: "attn", Err: fmt.Errorf("value %v at %v (flat index %d) is not a probability (attn must hold softmax rows)", p, unflatten(i, shape), i)}
+		}
+	}
+	n := shape[3]
+	for r := 0; r*n < len(attn); r++ {
+		sum := 0.0
+		for _, p := range attn[r*n : r*n+n] {
+			sum += float64(p)
+		}
+		if math.Abs(sum-1) > RowSumTolerance {
+			return &Error{Tensor: "attn", Err: fmt.Errorf("row %v sums to %.6g, want 1 ± %g (attn must hold softmax rows)", unflatten(r*n, shape)[:3], sum, RowSumTolerance)}
+		}
+	}
+	return nil
+}
+
+// ReservedKeys are the metadata keys that Meta's named fields (and the format
+// marker) stand for; Meta.Extra must not hold them.
+var ReservedKeys = []string{
+	KeyFormat, KeyModel, KeySource, KeyDescription, KeyPrefix, KeyScale,
+	KeyTokens, KeyNeedles, KeyNeedleProbes,
+}
+
+// The __metadata__ keys of HAE-OLS.md §6.
+const (
+	KeyFormat       = "haeols.format"
+	KeyModel        = "model"
+	KeySource       = "source"
+	KeyDescription  = "description"
+	KeyPrefix       = "prefix"
+	KeyScale        = "scale"
+	KeyTokens       = "tokens"
+	KeyNeedles      = "needles"
+	KeyNeedleProbes = "needle_probes"
+)
+
+func (s *Sample) validateMeta() error {
+	m := &s.Meta
+	if m.Prefix < 0 {
+		return &Error{Key: KeyPrefix, Err: fmt.Errorf("negative prefix %d", m.Prefix)}
+	}
+	n := s.Prefix()
+	if n < 2 || n > s.N {
+		return &Error{Key: KeyPrefix, Err: fmt.Errorf("prefix %d out of range [2, N=%d]", n, s.N)}
+	}
+	if m.Scale < 0 || math.IsNaN(m.Scale) || math.IsInf(m.Scale, 0) {
+		return &Error{Key: KeyScale, Err: fmt.Errorf("bad scale %v: want a positive finite number (or 0 for 1/sqrt(d))", m.Scale)}
+	}
+	if m.Tokens != nil && len(m.Tokens) != s.N {
+		return &Error{Key: KeyTokens, Err: fmt.Errorf("%d tokens for N=%d positions", len(m.Tokens), s.N)}
+	}
+	for _, p := range m.Needles {
+		if p < 0 || p >= n {
+			return &Error{Key: KeyNeedles, Err: fmt.Errorf("needle position %d outside the prefix [0, %d)", p, n)}
+		}
+	}
+	for _, p := range m.NeedleProbes {
+		if p < 0 || p >= s.N-n {
+			return &Error{Key: KeyNeedleProbes, Err: fmt.Errorf("needle probe %d outside the probes [0, %d)", p, s.N-n)}
+		}
+	}
+	if err := checkUTF8(m); err != nil {
+		return err
+	}
+	for _, k := range ReservedKeys {
+		if _, ok := m.Extra[k]; ok {
+			return &Error{Key: k, Err: fmt.Errorf("reserved key in Meta.Extra; use the Meta field")}
+		}
+	}
+	return nil
+}
+
+// checkUTF8 checks that every metadata string is valid UTF-8, as the JSON of
+// a safetensors header must be.
+func checkUTF8(m *Meta) error {
+	for _, f := range []struct{ key, v string }{
+		{KeyModel, m.Model}, {KeySource, m.Source}, {KeyDescription, m.Description},
+	} {
+		if !utf8.ValidString(f.v) {
+			return &Error{Key: f.key, Err: fmt.Errorf("%q is not valid UTF-8", f.v)}
+		}
+	}
+	for i, t := range m.Tokens {
+		if !utf8.ValidString(t) {
+			return &Error{Key: KeyTokens, Err: fmt.Errorf("token %d %q is not valid UTF-8", i, t)}
+		}
+	}
+	keys := make([]string, 0, len(m.Extra))
+	for k := range m.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v := m.Extra[k]; !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return &Error{Key: k, Err: fmt.Errorf("key or value %q is not valid UTF-8", v)}
+		}
+	}
+	return nil
+}
+
+// elements returns the product of dims, or -1 if a dimension is negative or
+// the product exceeds MaxElements. It never overflows.
+func elements(dims []int) int {
+	p := 1
+	for _, d := range dims {
+		if d < 0 || d > 0 && p > MaxElements/d {
+			return -1
+		}
+		p *= d
+	}
+	return p
+}
+
+// unflatten returns the multi-index of flat index i in a row-major shape.
+func unflatten(i int, shape []int) []int {
+	idx := make([]int, len(shape))
+	for k := len(shape) - 1; k >= 0; k-- {
+		if shape[k] > 0 {
+			idx[k] = i % shape[k]
+			i /= shape[k]
+		}
+	}
+	return idx
+}
+
+func firstNonFinite(x []float32) int {
+	for i, v := range x {
+		if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
+			return i
+		}
+	}
+	return -1
+}

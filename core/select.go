@@ -1,0 +1,82 @@
+package core
+
+import (
+	"slices"
+	"sort"
+)
+
+func sortInt32(x []int32) { slices.Sort(x) }
+
+// span returns the positions lo, lo+1, ..., hi-1.
+func span(lo, hi int) []int32 {
+	if hi <= lo {
+		return nil
+	}
+	p := make([]int32, hi-lo)
+	for i := range p {
+		p[i] = int32(lo + i)
+	}
+	return p
+}
+
+// keepAlways marks the budget's sinks and recent window as exact.
+func keepAlways(c *Cache) {
+	b := c.Budget
+	c.keepExact(span(0, b.Sinks), Sink)
+	c.keepExact(span(b.N-b.Recent, b.N), Recent)
+}
+
+// rankPercentile returns R(x) of HAE-OLS.md §3 for each value: its rank among
+// all values, scaled to [0, 1], ties broken stably by index (position).
+func rankPercentile(x []float64) []float64 {
+	m := len(x)
+	idx := make([]int, m)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	r := make([]float64, m)
+	if m == 1 {
+		r[0] = 1
+		return r
+	}
+	for rank, i := range idx {
+		r[i] = float64(rank) / float64(m-1)
+	}
+	return r
+}
+
+// byScore returns the candidate positions ordered by score, highest first,
+// ties by lower position. score[i] belongs to pos[i].
+func byScore(pos []int32, score []float64) []int32 {
+	idx := make([]int, len(pos))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return score[idx[a]] > score[idx[b]] })
+	out := make([]int32, len(pos))
+	for i, j := range idx {
+		out[i] = pos[j]
+	}
+	return out
+}
+
+// topK returns the k best of ordered (as from byScore), ascending by position.
+func topK(ordered []int32, k int) []int32 {
+	k = max(0, min(k, len(ordered)))
+	out := slices.Clone(ordered[:k])
+	sortInt32(out)
+	return out
+}
+
+// evictionCache is the shared shape of the eviction baselines: sinks, the
+// recent window and the k best candidates by score.
+func evictionCache(name string, b Budget, score []float64) *Cache {
+	c := newCache(name, b)
+	keepAlways(c)
+	lo, hi := b.Candidates()
+	cands := span(lo, hi)
+	c.keepExact(topK(byScore(cands, score), b.Free()), Anchor)
+	c.finishExact()
+	return c
+}

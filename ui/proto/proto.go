@@ -1,0 +1,225 @@
+// Package proto is the message protocol between the pages of the haeols web
+// app (the vugu UI, the embed page) and the core running in a Web Worker,
+// and between the UI and the ebiten heatmap page.
+//
+// Every message is a JSON string (encoding/json of these types), posted with
+// postMessage as {json: "...", buffers: {name: ArrayBuffer, ...}}: large
+// float arrays (attention maps) travel as transferred ArrayBuffers of
+// little-endian float32 (or uint8 for classes) named in the JSON, never
+// inside it. Numbers that can be NaN (metrics a method cannot produce) are
+// encoded as null via Num.
+package proto
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// Ops of a Request.
+const (
+	OpLoad  = "load"  // load a sample: Source
+	OpGrid  = "grid"  // all heads for Method at Params, answered progressively
+	OpHead  = "head"  // one head in detail: Layer, Head, Method, Params (+ maps)
+	OpCurve = "curve" // error vs ratio for Methods at Ratios, one head or the model mean
+)
+
+// Request is a page's question to the worker. A newer request of the same Op
+// supersedes an older one that is still running (the worker drops it).
+type Request struct {
+	ID      int       `json:"id"`
+	Op      string    `json:"op"`
+	Source  *Source   `json:"source,omitempty"`
+	Method  string    `json:"method,omitempty"`
+	Methods []string  `json:"methods,omitempty"`
+	Params  Params    `json:"params"`
+	Layer   int       `json:"layer"`
+	Head    int       `json:"head"` // -1 in OpCurve: the model mean
+	Ratios  []float64 `json:"ratios,omitempty"`
+	// Maps asks OpHead for the attention maps (buffers "orig", "comp").
+	Maps bool `json:"maps,omitempty"`
+}
+
+// Source says which sample to load. Kind "preset": generated in the worker
+// from Preset and Seed; "url": fetched from the app's own static files
+// (samples/...); "file": the bytes come in the message's buffer "file",
+// named Name (a user's file, read locally, never uploaded); "llama": a
+// llama2.c checkpoint in buffer "file", run locally to capture a sample.
+type Source struct {
+	Kind   string `json:"kind"`
+	Preset string `json:"preset,omitempty"`
+	Seed   uint64 `json:"seed,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// Tokens is the capture length for Kind "llama" (0: the model's context).
+	Tokens int `json:"tokens,omitempty"`
+}
+
+// Params are the method parameters a user can change (core.Params).
+type Params struct {
+	Ratio  float64 `json:"ratio"`
+	Lambda float64 `json:"lambda"`
+	Phi    float64 `json:"phi"`
+	Tau    float64 `json:"tau"`
+}
+
+// Response is the worker's answer. Exactly one of the payload fields is set,
+// or Error (a message for the user; the worker keeps its previous state).
+type Response struct {
+	ID    int         `json:"id"`
+	Op    string      `json:"op"`
+	Error string      `json:"error,omitempty"`
+	Info  *Info       `json:"info,omitempty"`
+	Grid  *GridPart   `json:"grid,omitempty"`
+	Head  *HeadResult `json:"head,omitempty"`
+	Curve *Curve      `json:"curve,omitempty"`
+	// Progress in [0, 1] for long operations (loading a checkpoint, a grid).
+	Progress float64 `json:"progress,omitempty"`
+	// Done is false on progressive partial answers.
+	Done bool `json:"done"`
+}
+
+// Info describes the loaded sample.
+type Info struct {
+	Name         string   `json:"name"`
+	Model        string   `json:"model"`
+	Source       string   `json:"source"`
+	Description  string   `json:"description"`
+	Layers       int      `json:"layers"`
+	Heads        int      `json:"heads"`
+	KVHeads      int      `json:"kv_heads"`
+	Tokens       int      `json:"tokens"` // N
+	Prefix       int      `json:"prefix"` // n
+	Dim          int      `json:"dim"`
+	TokenText    []string `json:"token_text,omitempty"`
+	Needles      []int    `json:"needles,omitempty"`
+	NeedleProbes []int    `json:"needle_probes,omitempty"`
+	Methods      []Method `json:"methods"`
+}
+
+// Method names and describes one compression method.
+type Method struct {
+	Name     string `json:"name"`
+	Describe string `json:"describe"`
+}
+
+// Cell is one head's numbers in the grid.
+type Cell struct {
+	Layer      int `json:"layer"`
+	Head       int `json:"head"`
+	Err        Num `json:"err"`
+	ErrMax     Num `json:"err_max"`
+	ErrP95     Num `json:"err_p95"`
+	ErrCal     Num `json:"err_cal"`
+	Cos        Num `json:"cos"`
+	Ratio      Num `json:"ratio"`
+	NeedleErr  Num `json:"needle_err"`
+	RowEntropy Num `json:"row_entropy"`
+}
+
+// GridPart carries the cells of one KV head's query heads; the last part
+// has Done set on the Response and MeanErr filled.
+type GridPart struct {
+	Method  string  `json:"method"`
+	Ratio   float64 `json:"ratio"`
+	Cells   []Cell  `json:"cells"`
+	MeanErr Num     `json:"mean_err"`
+	// NA explains why the method has no numbers at this ratio (e.g. quant
+	// below its smallest width); Cells is then empty.
+	NA string `json:"na,omitempty"`
+}
+
+// HeadResult is one head in detail.
+type HeadResult struct {
+	Cell
+	Method  string   `json:"method"`
+	Profile []Num    `json:"profile"` // per probe query error
+	Stages  Stages   `json:"stages"`
+	NA      string   `json:"na,omitempty"`
+	Needles []Needle `json:"needles,omitempty"`
+	// Maps geometry (buffers "orig", "comp": Rows x Cols float32; "classes":
+	// Cols uint8 core.Class; "segments": Cols int32 little-endian).
+	Rows  int `json:"rows"`
+	Cols  int `json:"cols"`
+	Calib int `json:"calib"`
+}
+
+// Needle is a needle token's fate.
+type Needle struct {
+	Pos   int    `json:"pos"`
+	Class string `json:"class"`
+}
+
+// Stages are the numbers behind a compressed cache (core.Stages).
+type Stages struct {
+	Sinks        int     `json:"sinks"`
+	Recent       int     `json:"recent"`
+	Anchors      int     `json:"anchors"`
+	Bin          int     `json:"bin"`
+	Summaries    int     `json:"summaries"`
+	Dropped      int     `json:"dropped"`
+	RankK        int     `json:"rank_k"`
+	RankV        int     `json:"rank_v"`
+	EnergyK      float64 `json:"energy_k"`
+	EnergyV      float64 `json:"energy_v"`
+	ExtraAnchors int     `json:"extra_anchors"`
+	ExactBits    int64   `json:"exact_bits"`
+	SummaryBits  int64   `json:"summary_bits"`
+	BudgetBits   int64   `json:"budget_bits"`
+	FullBits     int64   `json:"full_bits"`
+	QuantBits    int     `json:"quant_bits"`
+	LowRank      int     `json:"low_rank"`
+	FitResidual  float64 `json:"fit_residual"`
+}
+
+// Curve is error vs ratio: Err[m][r] for Methods[m] at Ratios[r] (null
+// where the method does not fit that ratio).
+type Curve struct {
+	Layer   int       `json:"layer"`
+	Head    int       `json:"head"`
+	Methods []string  `json:"methods"`
+	Ratios  []float64 `json:"ratios"`
+	Err     [][]Num   `json:"err"`
+}
+
+// Maps is the message from the UI to the heatmap page (buffers "orig",
+// "comp" Rows x Cols float32, "classes" Cols uint8, "segments" Cols int32).
+type Maps struct {
+	Title     string   `json:"title"`
+	Method    string   `json:"method"`
+	Ratio     float64  `json:"ratio"`
+	Err       Num      `json:"err"`
+	Rows      int      `json:"rows"`
+	Cols      int      `json:"cols"`
+	Calib     int      `json:"calib"`
+	TokenText []string `json:"token_text,omitempty"` // per column (prefix) and per probe row
+	Needles   []int    `json:"needles,omitempty"`
+	// Panel selects what to draw: "all" (original | compressed | difference),
+	// or one of "orig", "comp", "diff".
+	Panel string `json:"panel"`
+}
+
+// Num is a float64 that encodes NaN and infinities as JSON null.
+type Num float64
+
+// MarshalJSON encodes NaN and ±Inf as null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON decodes null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
