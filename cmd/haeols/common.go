@@ -1,0 +1,370 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/sample"
+)
+
+// defaultSamplePath is the built-in sample used when no FILE is given, if it
+// exists relative to the working directory.
+var defaultSamplePath = filepath.Join("samples", "default.safetensors")
+
+// loadSample reads the sample named by pos (at most one FILE) or, with no
+// FILE, the built-in default, and returns it with its name for messages:
+// the path as given, or a description of the built-in sample. Titles use
+// displayName of it.
+func loadSample(e *env, pos []string) (*sample.Sample, string, error) {
+	if len(pos) == 1 {
+		s, err := sample.Read(pos[0])
+		if err != nil {
+			return nil, "", err // a *sample.Error: names the file
+		}
+		return s, pos[0], nil
+	}
+	if _, err := os.Stat(defaultSamplePath); err == nil {
+		fmt.Fprintf(e.stderr, "haeols: %s: no FILE given; using %s\n", e.cmd, defaultSamplePath)
+		s, err := sample.Read(defaultSamplePath)
+		if err != nil {
+			return nil, "", err
+		}
+		return s, defaultSamplePath, nil
+	}
+	fmt.Fprintf(e.stderr, "haeols: %s: no FILE given and no %s; generating preset \"default\" in memory\n", e.cmd, defaultSamplePath)
+	cfg, err := gen.DefaultConfig("default")
+	if err != nil {
+		return nil, "", fmt.Errorf("built-in sample: %w", err)
+	}
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("built-in sample: generating preset default: %w", err)
+	}
+	return s, "preset default (in memory)", nil
+}
+
+// displayName is the file name without its directory, for titles.
+func displayName(name string) string {
+	if strings.HasSuffix(name, "(in memory)") {
+		return name
+	}
+	return filepath.Base(name)
+}
+
+// newModel wraps core.NewModel with the file name in the error.
+func newModel(s *sample.Sample, name string) (*core.Model, error) {
+	m, err := core.NewModel(s, core.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// allMethods is every registered method except the reference "full", which
+// ignores the ratio; name it explicitly to include it.
+func allMethods() []string {
+	var out []string
+	for _, n := range core.MethodNames() {
+		if n != "full" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// parseMethods parses the -methods flag: a comma-separated list of method
+// names, or "all".
+func parseMethods(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		names := []string{f}
+		if f == "all" {
+			names = allMethods()
+		} else if _, err := core.Lookup(f); err != nil {
+			return nil, usagef("-methods: unknown method %q (valid: %s, all)", f, strings.Join(core.MethodNames(), ", "))
+		}
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("-methods: empty list (valid: %s, all)", strings.Join(core.MethodNames(), ", "))
+	}
+	return out, nil
+}
+
+// methodsHelp is the -methods flag's help text.
+func methodsHelp() string {
+	return "comma-separated methods, or all (every method but the reference full): " + strings.Join(core.MethodNames(), ", ")
+}
+
+// paramFlags registers the HAE-OLS parameter flags (not the ratio) on fs.
+type paramFlags struct {
+	lambda, phi, tau      *float64
+	sinks, recent, summar *int
+}
+
+func addParamFlags(fs *flag.FlagSet) *paramFlags {
+	d := core.DefaultParams(0.5)
+	return &paramFlags{
+		lambda: fs.Float64("lambda", d.Lambda, "HAE-OLS entropy weight in [0, 1] (0: attention mass only)"),
+		phi:    fs.Float64("phi", d.Phi, "HAE-OLS share of the free budget spent on summaries, [0, 1]"),
+		tau:    fs.Float64("tau", d.Tau, "HAE-OLS SVD energy kept, (0, 1] (1: no SVD stage)"),
+		sinks:  fs.Int("sinks", d.Sinks, "always-kept first tokens"),
+		recent: fs.Int("recent", d.Recent, "always-kept last tokens of the prefix"),
+		summar: fs.Int("summaries", d.Summaries, "HAE-OLS summary count; 0 derives it from -phi"),
+	}
+}
+
+// params returns the parameters at ratio, each flag checked by name.
+func (f *paramFlags) params(ratio float64) (core.Params, error) {
+	p := core.DefaultParams(ratio)
+	p.Lambda, p.Phi, p.Tau = *f.lambda, *f.phi, *f.tau
+	p.Sinks, p.Recent, p.Summaries = *f.sinks, *f.recent, *f.summar
+	in01 := func(name string, v float64) error {
+		if !(v >= 0 && v <= 1) {
+			return usagef("-%s %v outside [0, 1]", name, v)
+		}
+		return nil
+	}
+	if err := in01("lambda", p.Lambda); err != nil {
+		return p, err
+	}
+	if err := in01("phi", p.Phi); err != nil {
+		return p, err
+	}
+	if !(p.Tau > 0 && p.Tau <= 1) {
+		return p, usagef("-tau %v outside (0, 1]", p.Tau)
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"sinks", p.Sinks}, {"recent", p.Recent}, {"summaries", p.Summaries}} {
+		if c.v < 0 || c.v > 1<<20 {
+			return p, usagef("-%s %d out of range [0, %d]", c.name, c.v, 1<<20)
+		}
+	}
+	if err := checkRatio("ratio", ratio); err != nil {
+		return p, err
+	}
+	if err := p.Validate(); err != nil {
+		return p, usageError{err}
+	}
+	return p, nil
+}
+
+// headID is one query head.
+type headID struct{ l, h int }
+
+// selectHeads returns the heads picked by -layer and -head (-1: all), in
+// layer-major order, or a usage error naming the flag.
+func selectHeads(s *sample.Sample, layer, head int, file string) ([]headID, error) {
+	if layer < -1 || layer >= s.L {
+		return nil, usagef("-layer %d out of range for %s: it has layers 0..%d (-1: all)", layer, file, s.L-1)
+	}
+	if head < -1 || head >= s.H {
+		return nil, usagef("-head %d out of range for %s: it has heads 0..%d (-1: all)", head, file, s.H-1)
+	}
+	var out []headID
+	for l := 0; l < s.L; l++ {
+		for h := 0; h < s.H; h++ {
+			if (layer < 0 || l == layer) && (head < 0 || h == head) {
+				out = append(out, headID{l, h})
+			}
+		}
+	}
+	return out, nil
+}
+
+// cell is the outcome of one method at one ratio on the selected heads.
+type cell struct {
+	Ratio  float64
+	Method string
+	// Metrics has one entry per selected head, in the order of the heads
+	// passed to evaluate; nil when the method does not fit (NA).
+	Metrics []core.Metrics
+	// NA is set when the method cannot fit the ratio at all
+	// (core.ErrDoesNotFit), e.g. "needs ratio >= 0.141".
+	NA string
+}
+
+// Mean is the mean err over the heads (NaN when NA).
+func (c *cell) Mean() float64 {
+	if c.Metrics == nil {
+		return nan
+	}
+	return core.MeanErr(c.Metrics)
+}
+
+// Max is the largest err over the heads (NaN when NA).
+func (c *cell) Max() float64 {
+	if c.Metrics == nil {
+		return nan
+	}
+	mx := c.Metrics[0].Err
+	for _, m := range c.Metrics[1:] {
+		mx = max(mx, m.Err)
+	}
+	return mx
+}
+
+var nan = func() float64 { var z float64; return z / z }()
+
+var needsRatio = regexp.MustCompile(`needs ratio >= [0-9.eE+-]+`)
+
+// naReason turns a core.ErrDoesNotFit error into a short reason.
+func naReason(err error) string {
+	if m := needsRatio.FindString(err.Error()); m != "" {
+		return m
+	}
+	return "does not fit the ratio"
+}
+
+// evaluate compresses the KV heads of the selected query heads with every
+// method at every ratio and evaluates the selected heads. It shares one
+// Model, so each KV head is analysed once, and spreads the work over workers
+// goroutines (0: all CPUs) as independent (ratio, method, KV head) jobs. The
+// result, cells in ratio-major then method order, does not depend on
+// workers. progress, if not nil, is called after each job with the number
+// done and the total.
+func evaluate(m *core.Model, heads []headID, ratios []float64, methods []string, params func(float64) (core.Params, error), workers int, progress func(done, total int)) ([]cell, error) {
+	s := m.Sample
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	// The KV heads to compress and, for each, the selected query heads in it.
+	type group struct {
+		l, kv int
+		heads []int // indices into heads
+	}
+	var groups []group
+	gi := map[[2]int]int{}
+	for i, hd := range heads {
+		key := [2]int{hd.l, s.KVHeadOf(hd.h)}
+		j, ok := gi[key]
+		if !ok {
+			j = len(groups)
+			gi[key] = j
+			groups = append(groups, group{l: key[0], kv: key[1]})
+		}
+		groups[j].heads = append(groups[j].heads, i)
+	}
+	cells := make([]cell, len(ratios)*len(methods))
+	ps := make([]core.Params, len(ratios))
+	for ri, r := range ratios {
+		p, err := params(r)
+		if err != nil {
+			return nil, err
+		}
+		ps[ri] = p
+		for mi, name := range methods {
+			cells[ri*len(methods)+mi] = cell{Ratio: r, Method: name, Metrics: make([]core.Metrics, len(heads))}
+		}
+	}
+	// Job j is cell j / len(groups) on group j % len(groups): the KV head
+	// varies fastest, so the first jobs analyse different KV heads in
+	// parallel.
+	total := len(cells) * len(groups)
+	errs := make([]error, total)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for w := 0; w < min(workers, total); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(1) - 1)
+				if j >= total {
+					return
+				}
+				gr := groups[j%len(groups)]
+				ci := j / len(groups)
+				c := &cells[ci]
+				errs[j] = func() error {
+					g, err := m.Group(gr.l, gr.kv)
+					if err != nil {
+						return err
+					}
+					cache, err := g.Compress(c.Method, ps[ci/len(methods)])
+					if err != nil {
+						return err
+					}
+					for _, i := range gr.heads {
+						hi := g.HeadIndex(heads[i].h)
+						c.Metrics[i] = g.Evaluate(cache, hi)
+					}
+					return nil
+				}()
+				if progress != nil {
+					progress(int(done.Add(1)), total)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for j, err := range errs {
+		if err == nil {
+			continue
+		}
+		c := &cells[j/len(groups)]
+		if errors.Is(err, core.ErrDoesNotFit) {
+			if c.NA == "" {
+				c.NA = naReason(err)
+			}
+			continue
+		}
+		return nil, err
+	}
+	for i := range cells {
+		if cells[i].NA != "" {
+			cells[i].Metrics = nil
+		}
+	}
+	return cells, nil
+}
+
+// progressBar returns a progress callback drawing a bar on e.stderr when it
+// is a terminal, else nil.
+func progressBar(e *env, what string) (func(done, total int), func()) {
+	if !e.progress {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	last := -1
+	f := func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		const width = 30
+		pct := 100 * done / total
+		if pct == last {
+			return
+		}
+		last = pct
+		n := width * done / total
+		fmt.Fprintf(e.stderr, "\r%s [%s%s] %3d%% %d/%d", what, strings.Repeat("#", n), strings.Repeat(".", width-n), pct, done, total)
+	}
+	return f, func() {
+		if last >= 0 {
+			fmt.Fprintln(e.stderr)
+		}
+	}
+}

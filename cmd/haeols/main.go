@@ -1,0 +1,23 @@
+// Command haeols runs HAE-OLS KV-cache compression and its baselines on a
+// sample of attention data from the command line: it generates and
+// describes samples, prints per-head errors at one ratio or over a sweep of
+// ratios, and renders attention heatmaps and error-against-ratio curves as
+// PNG files.
+//
+// Usage:
+//
+//	haeols SUBCOMMAND [flags] [FILE]
+//
+// The subcommands are gen, info, run, sweep, heatmap and curve; run
+// "haeols -h" for the list and "haeols SUBCOMMAND -h" for the flags of one,
+// with an example.
+//
+// Exit codes: 0 success; 1 failure (missing, unreadable or invalid file,
+// computation error, output not writable); 2 usage error (unknown
+// subcommand, unknown flag, bad flag value such as -ratio 1.5 or an unknown
+// method). Errors go to stderr, prefixed "haeols: ".
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

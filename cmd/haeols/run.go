@@ -1,0 +1,269 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/sample"
+)
+
+const runUsage = `
+Usage: haeols run [-ratio 0.3] [-methods all] [-layer L] [-head H] [-json] [FILE]
+
+Compresses the cache of every head (or the one picked by -layer/-head) at one
+ratio with each method and prints, per head and method, the held-out errors:
+err (mean relative output error over the probe queries), err_max, err_p95,
+err_cal (on the calibration queries), cos, the ratio actually used and
+needle_err (err on the probe queries that ask for a needle, "-" when the
+sample marks none). Then the mean over the heads per method (the model-level
+number is the mean err). A method that cannot fit the ratio at all is shown
+as "n/a (needs ratio >= x)". -json prints one JSON document instead:
+{sample, params, methods, results: [per head and method], means, skipped}.
+
+Example:
+  haeols run -ratio 0.3 -methods hae-ols,topk,snapkv samples/default.safetensors
+  haeols run -layer 0 -head 2 -json needle.safetensors
+`
+
+func cmdRun(e *env, args []string) error {
+	fs := newFlags("run")
+	ratio := fs.Float64("ratio", 0.3, "compression ratio in (0, 1]: memory kept over full memory")
+	methodsFlag := fs.String("methods", "all", methodsHelp())
+	layer := fs.Int("layer", -1, "only this layer (-1: all)")
+	head := fs.Int("head", -1, "only this query head (-1: all)")
+	asJSON := fs.Bool("json", false, "print a JSON document instead of tables")
+	workers := fs.Int("workers", 0, "goroutines (0: all CPUs)")
+	pf := addParamFlags(fs)
+	pos, err := parse(e, fs, args, runUsage, 1)
+	if err != nil {
+		return err
+	}
+	if err := checkRatio("ratio", *ratio); err != nil {
+		return err
+	}
+	methods, err := parseMethods(*methodsFlag)
+	if err != nil {
+		return err
+	}
+	p, err := pf.params(*ratio)
+	if err != nil {
+		return err
+	}
+	if *workers < 0 {
+		return usagef("-workers %d: want >= 0", *workers)
+	}
+	s, name, err := loadSample(e, pos)
+	if err != nil {
+		return err
+	}
+	heads, err := selectHeads(s, *layer, *head, name)
+	if err != nil {
+		return err
+	}
+	m, err := newModel(s, name)
+	if err != nil {
+		return err
+	}
+	cells, err := evaluate(m, heads, []float64{*ratio}, methods, pf.params, *workers, nil)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeRunJSON(e.stdout, s, name, p, methods, cells)
+	}
+	printRunTables(e.stdout, heads, cells)
+	return nil
+}
+
+// printRunTables prints the per-head table and the per-method means.
+func printRunTables(w io.Writer, heads []headID, cells []cell) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "layer\thead\tmethod\terr\terr_max\terr_p95\terr_cal\tcos\tratio\tneedle_err\t")
+	for i, hd := range heads {
+		for _, c := range cells {
+			if c.Metrics == nil {
+				fmt.Fprintf(tw, "%d\t%d\t%s\tn/a (%s)\t\t\t\t\t\t\t\n", hd.l, hd.h, c.Method, c.NA)
+				continue
+			}
+			mt := c.Metrics[i]
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t\n", hd.l, hd.h, c.Method,
+				fmtFloat(mt.Err), fmtFloat(mt.ErrMax), fmtFloat(mt.ErrP95), fmtFloat(mt.ErrCal), fmtFloat(mt.Cos), mt.Ratio, fmtFloat(mt.NeedleErr))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nMean over %d head(s) at ratio %g (the model-level number is the mean err):\n", len(heads), cells[0].Ratio)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "method\terr\terr_max\tworst err_max\terr_cal\tcos\tratio\tneedle_err\t")
+	for _, c := range cells {
+		if c.Metrics == nil {
+			fmt.Fprintf(tw, "%s\tn/a (%s)\t\t\t\t\t\t\t\n", c.Method, c.NA)
+			continue
+		}
+		a := aggregate(c.Metrics)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t\n", c.Method, fmtFloat(a.Err), fmtFloat(a.ErrMax), fmtFloat(a.WorstErrMax),
+			fmtFloat(a.ErrCal), fmtFloat(a.Cos), a.Ratio, fmtFloat(a.NeedleErr))
+	}
+	tw.Flush()
+}
+
+// means are per-method aggregates over heads.
+type means struct {
+	Err         float64 `json:"err"`
+	ErrMax      float64 `json:"err_max"`
+	WorstErrMax float64 `json:"worst_err_max"`
+	ErrP95      float64 `json:"err_p95"`
+	ErrCal      float64 `json:"err_cal"`
+	Cos         float64 `json:"cos"`
+	Ratio       float64 `json:"ratio"`
+	NeedleErr   float64 `json:"needle_err"` // NaN when no head has one
+}
+
+// aggregate averages the metrics over heads (NeedleErr over the heads that
+// have one); WorstErrMax is the largest err_max.
+func aggregate(ms []core.Metrics) means {
+	var a means
+	var nk int
+	for _, m := range ms {
+		a.Err += m.Err
+		a.ErrMax += m.ErrMax
+		a.WorstErrMax = max(a.WorstErrMax, m.ErrMax)
+		a.ErrP95 += m.ErrP95
+		a.ErrCal += m.ErrCal
+		a.Cos += m.Cos
+		a.Ratio += m.Ratio
+		if !math.IsNaN(m.NeedleErr) {
+			a.NeedleErr += m.NeedleErr
+			nk++
+		}
+	}
+	n := float64(len(ms))
+	a.Err /= n
+	a.ErrMax /= n
+	a.ErrP95 /= n
+	a.ErrCal /= n
+	a.Cos /= n
+	a.Ratio /= n
+	if nk == 0 {
+		a.NeedleErr = math.NaN()
+	} else {
+		a.NeedleErr /= float64(nk)
+	}
+	return a
+}
+
+// jsonFloat is a float64 that encodes NaN and infinities as JSON null.
+type jsonFloat float64
+
+// MarshalJSON encodes finite values as numbers and the rest as null.
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(x)
+}
+
+// jsonMetrics is core.Metrics with needle_err null instead of NaN.
+type jsonMetrics struct {
+	core.Metrics
+	NeedleErr jsonFloat `json:"needle_err"` // shadows Metrics.NeedleErr
+}
+
+func toJSONMetrics(ms []core.Metrics) []jsonMetrics {
+	out := make([]jsonMetrics, len(ms))
+	for i, m := range ms {
+		out[i] = jsonMetrics{Metrics: m, NeedleErr: jsonFloat(m.NeedleErr)}
+	}
+	return out
+}
+
+// jsonMeans is means with NaN as null.
+type jsonMeans struct {
+	means
+	NeedleErr jsonFloat `json:"needle_err"`
+}
+
+// sampleInfo describes the sample in JSON output.
+type sampleInfo struct {
+	Name   string  `json:"name"`
+	Model  string  `json:"model,omitempty"`
+	Source string  `json:"source,omitempty"`
+	L      int     `json:"layers"`
+	H      int     `json:"heads"`
+	HKV    int     `json:"kv_heads"`
+	N      int     `json:"positions"`
+	D      int     `json:"dim"`
+	Prefix int     `json:"prefix"`
+	Probes int     `json:"probes"`
+	Scale  float64 `json:"scale"`
+}
+
+func describe(s *sample.Sample, name string) sampleInfo {
+	return sampleInfo{Name: name, Model: s.Meta.Model, Source: s.Meta.Source, L: s.L, H: s.H, HKV: s.HKV, N: s.N, D: s.D,
+		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: s.Scale()}
+}
+
+// jsonParams is core.Params with JSON names.
+type jsonParams struct {
+	Ratio     float64 `json:"ratio,omitempty"`
+	Lambda    float64 `json:"lambda"`
+	Phi       float64 `json:"phi"`
+	Tau       float64 `json:"tau"`
+	Sinks     int     `json:"sinks"`
+	Recent    int     `json:"recent"`
+	Summaries int     `json:"summaries"`
+}
+
+func toJSONParams(p core.Params) jsonParams {
+	return jsonParams{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: p.Tau, Sinks: p.Sinks, Recent: p.Recent, Summaries: p.Summaries}
+}
+
+// runDoc is the JSON document of haeols run -json.
+type runDoc struct {
+	Sample  sampleInfo            `json:"sample"`
+	Params  jsonParams            `json:"params"`
+	Methods []string              `json:"methods"`
+	Results []jsonMetrics         `json:"results"`
+	Means   map[string]*jsonMeans `json:"means"`   // null for a method that does not fit
+	Skipped map[string]string     `json:"skipped"` // method: why it does not fit
+}
+
+func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, methods []string, cells []cell) error {
+	doc := runDoc{Sample: describe(s, name), Params: toJSONParams(p), Methods: methods,
+		Results: []jsonMetrics{}, Means: map[string]*jsonMeans{}, Skipped: map[string]string{}}
+	for _, c := range cells {
+		if c.Metrics == nil {
+			doc.Means[c.Method] = nil
+			doc.Skipped[c.Method] = c.NA
+			continue
+		}
+		a := aggregate(c.Metrics)
+		doc.Means[c.Method] = &jsonMeans{means: a, NeedleErr: jsonFloat(a.NeedleErr)}
+	}
+	// Results head-major, methods in order, as in the table.
+	for i := range maxMetrics(cells) {
+		for _, c := range cells {
+			if c.Metrics != nil {
+				doc.Results = append(doc.Results, toJSONMetrics(c.Metrics[i:i+1])...)
+			}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	return nil
+}
+
+func maxMetrics(cells []cell) int {
+	n := 0
+	for _, c := range cells {
+		n = max(n, len(c.Metrics))
+	}
+	return n
+}
