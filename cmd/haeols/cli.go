@@ -33,6 +33,7 @@ var commands = []command{
 	{"sweep", "ratios x methods x heads on all cores; CSV/JSON output and a summary table", cmdSweep},
 	{"heatmap", "PNG of one head's attention: original, compressed, |difference|", cmdHeatmap},
 	{"curve", "PNG of error against ratio, one line per method", cmdCurve},
+	{"capture", "run a llama2.c checkpoint and write its real q/k/v as a sample", cmdCapture},
 }
 
 // env is what a subcommand writes to.
