@@ -9,6 +9,9 @@ package kernel
 // runs the portable kernel.
 const maxPackD = 256
 
+// zeroRow pads the packed query rows of logitsSSE past the last row.
+var zeroRow [maxPackD]float32
+
 // logitsGo is the portable Logits: blocks of 2 query rows by 4 keys, each of
 // the 8 dot products summed in index order in its own accumulator.
 func logitsGo(dst, q []float32, m int, k []float32, n, d int, scale float32) {
@@ -90,17 +93,18 @@ func logitsSSE(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 	n4 := n &^ 3
 	for i := 0; i < m; i += 4 {
 		rows := min(4, m-i)
-		for r := 0; r < 4; r++ {
-			if r >= rows {
-				for c := 0; c < d; c++ {
-					qt[4*c+r] = 0
-				}
-				continue
+		var qr [4][]float32
+		for r := range qr {
+			if r < rows {
+				qr[r] = q[(i+r)*d : (i+r)*d+d]
+			} else {
+				qr[r] = zeroRow[:d]
 			}
-			qr := q[(i+r)*d : (i+r)*d+d]
-			for c, x := range qr {
-				qt[4*c+r] = x
-			}
+		}
+		q0, q1, q2, q3 := qr[0], qr[1][:len(qr[0])], qr[2][:len(qr[0])], qr[3][:len(qr[0])]
+		for c, x := range q0 {
+			t := qt[4*c : 4*c+4 : 4*c+4]
+			t[0], t[1], t[2], t[3] = x, q1[c], q2[c], q3[c]
 		}
 		out := dst[i*n:]
 		// The kernel writes rows*n4 floats from &out[0] (row stride n) and
@@ -181,6 +185,9 @@ func axpySSE(o, coef []float32, idx []int32, b []float32, ldb int) int {
 // axpyGo is the portable axpy: eight, then four, then one output column at a
 // time kept in registers over all t.
 func axpyGo(o, coef []float32, idx []int32, b []float32, ldb int) {
+	if idx != nil {
+		idx = idx[:len(coef)]
+	}
 	c := 0
 	for ; c+8 <= len(o); c += 8 {
 		oc := o[c : c+8 : c+8]
@@ -242,21 +249,34 @@ func axpy2Go(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
 		w := o1[c : c+4 : c+4]
 		s0, s1, s2, s3 := u[0], u[1], u[2], u[3]
 		t0, t1, t2, t3 := w[0], w[1], w[2], w[3]
-		for t, x := range c0 {
-			y := c1[t]
-			j := t
-			if idx != nil {
-				j = int(idx[t])
+		if idx == nil {
+			// Contiguous rows of b: no index load, no branch.
+			for t, x := range c0 {
+				y := c1[t]
+				bj := b[t*ldb+c : t*ldb+c+4 : t*ldb+c+4]
+				s0 += float32(x * bj[0])
+				s1 += float32(x * bj[1])
+				s2 += float32(x * bj[2])
+				s3 += float32(x * bj[3])
+				t0 += float32(y * bj[0])
+				t1 += float32(y * bj[1])
+				t2 += float32(y * bj[2])
+				t3 += float32(y * bj[3])
 			}
-			bj := b[j*ldb+c : j*ldb+c+4 : j*ldb+c+4]
-			s0 += float32(x * bj[0])
-			s1 += float32(x * bj[1])
-			s2 += float32(x * bj[2])
-			s3 += float32(x * bj[3])
-			t0 += float32(y * bj[0])
-			t1 += float32(y * bj[1])
-			t2 += float32(y * bj[2])
-			t3 += float32(y * bj[3])
+		} else {
+			for t, x := range c0 {
+				y := c1[t]
+				j := int(idx[t])
+				bj := b[j*ldb+c : j*ldb+c+4 : j*ldb+c+4]
+				s0 += float32(x * bj[0])
+				s1 += float32(x * bj[1])
+				s2 += float32(x * bj[2])
+				s3 += float32(x * bj[3])
+				t0 += float32(y * bj[0])
+				t1 += float32(y * bj[1])
+				t2 += float32(y * bj[2])
+				t3 += float32(y * bj[3])
+			}
 		}
 		u[0], u[1], u[2], u[3] = s0, s1, s2, s3
 		w[0], w[1], w[2], w[3] = t0, t1, t2, t3

@@ -6,23 +6,28 @@ import "math"
 // is exact for every exponent n that occurs (|n| <= 150); ln2Hi+ln2Lo is ln 2
 // to about 2^-33 (the Cody-Waite split of Cephes).
 const (
-	log2e   = 1.44269504088896341
-	ln2Hi   = 0.693359375
-	ln2Lo   = -2.12194440e-4
-	magic   = 12582912   // 1.5 * 2^23: adding it rounds a float32 to an integer
-	expMax  = 88.72283   // above ln(MaxFloat32) (88.72283906) Exp32 is +Inf
-	expMin  = -103.97208 // at and below ln(2^-150) Exp32 is 0
-	sqrt2   = 1.41421356
-	minNorm = 0x1p-126
+	log2e  = 1.44269504088896341
+	ln2Hi  = 0.693359375
+	ln2Lo  = -2.12194440e-4
+	magic  = 12582912   // 1.5 * 2^23: adding it rounds a float32 to an integer
+	expMax = 88.72283   // above ln(MaxFloat32) (88.72283906) Exp32 is +Inf
+	expMin = -103.97208 // at and below ln(2^-150) Exp32 is 0
+	sqrt2  = 1.41421356
+	// In [expFastMin, expFastMax] the exponent n = round(x/ln2) is within
+	// [-126, 126], so e**x is normal and 2**n a float32.
+	expFastMin = -87
+	expFastMax = 87
+	minNorm    = 0x1p-126
 )
 
 // Exp32 returns e**x in float32 arithmetic, with the same bits on every
 // platform (no fused multiply-add, no table, no math.Exp).
 //
-// Accuracy, measured against math.Exp on a dense grid (TestExp32Accuracy):
-// relative error below 1.2e-7 (about one ulp) wherever the result is a normal
-// float32, x in [-87.33, 88.72]; for x in [-103.97, -87.33] the result is
-// gradually underflowed (denormal) with absolute error below 2^-149.
+// Accuracy, checked against math.Exp on a grid of 2.3 million arguments
+// (TestExp32Accuracy): wherever the result is a normal float32, x in
+// [-87.33, 88.72], the relative error is below 1.2e-7 and under one ulp
+// (measured maximum 7.8e-8, 0.92 ulp); for x in [-103.97, -87.33] the result
+// is gradually underflowed (denormal) with absolute error below 2^-149.
 // Exp32(x) is exactly 0 for x <= -103.97208 and for x = -Inf, +Inf above
 // 88.72283, NaN only for a NaN argument, and Exp32(0) = 1.
 //
@@ -39,18 +44,44 @@ func Exp32(x float32) float32 {
 	if x > expMax {
 		return float32(math.Inf(1))
 	}
+	if x < expFastMin || x > expFastMax {
+		return expSlow(x)
+	}
+	return expFast(x)
+}
+
+// expFast is Exp32 for x in [expFastMin, expFastMax], where the result is
+// normal and the scaling by 2**n a single exact product. elem.go carries a
+// copy of its body.
+func expFast(x float32) float32 {
 	t := float32(x*log2e) + magic
-	n := int32(math.Float32bits(t)) - int32(math.Float32bits(magic))
 	nf := t - magic
 	r := x - float32(nf*ln2Hi)
 	r -= float32(nf * ln2Lo)
-	z := float32(r * r)
 	p := float32(1.9875691500e-4*r) + 1.3981999507e-3
 	p = float32(p*r) + 8.3334519073e-3
 	p = float32(p*r) + 4.1665795894e-2
 	p = float32(p*r) + 1.6666665459e-1
 	p = float32(p*r) + 5.0000001201e-1
-	y := float32(p*z) + r + 1
+	y := float32(p*float32(r*r)) + r + 1
+	return y * math.Float32frombits((math.Float32bits(t)-math.Float32bits(magic)+127)<<23)
+}
+
+// expSlow is Exp32 for x outside [expFastMin, expFastMax] (and not NaN or
+// out of range): the same computation, with the scaling by 2**n in two
+// steps when 2**n alone would overflow or underflow.
+func expSlow(x float32) float32 {
+	t := float32(x*log2e) + magic
+	n := int32(math.Float32bits(t)) - int32(math.Float32bits(magic))
+	nf := t - magic
+	r := x - float32(nf*ln2Hi)
+	r -= float32(nf * ln2Lo)
+	p := float32(1.9875691500e-4*r) + 1.3981999507e-3
+	p = float32(p*r) + 8.3334519073e-3
+	p = float32(p*r) + 4.1665795894e-2
+	p = float32(p*r) + 1.6666665459e-1
+	p = float32(p*r) + 5.0000001201e-1
+	y := float32(p*float32(r*r)) + r + 1
 	switch {
 	case n > 127:
 		return y * 2 * math.Float32frombits(uint32(n+126)<<23)
@@ -65,9 +96,10 @@ func Exp32(x float32) float32 {
 // Log32 returns the natural logarithm of x in float32 arithmetic, with the
 // same bits on every platform.
 //
-// Accuracy, measured against math.Log over all positive float32 on a strided
-// grid (TestLog32Accuracy): relative error below 1.2e-7 (under one ulp),
-// denormal arguments included. Log32(1) = 0, Log32(0) = -Inf,
+// Accuracy, checked against math.Log on every 2039th positive float32 and
+// every float32 near 1 (TestLog32Accuracy): relative error below 1.2e-7 and
+// under one ulp (measured maximum 7.7e-8, 0.78 ulp), denormal arguments
+// included. Log32(1) = 0, Log32(0) = -Inf,
 // Log32(+Inf) = +Inf, and Log32 is NaN for x < 0 and for NaN.
 //
 // Method (Cephes logf): x = 2**e * m with m in (sqrt(1/2), sqrt(2)],
@@ -83,12 +115,15 @@ func Log32(x float32) float32 {
 		}
 		return float32(math.NaN())
 	}
-	b := math.Float32bits(x)
-	e := int32(0)
+	b, e := math.Float32bits(x), int32(0)
 	if b < 0x00800000 { // denormal: scale into the normal range first
-		b = math.Float32bits(x * 0x1p23)
-		e = -23
+		b, e = math.Float32bits(x*0x1p23), -23
 	}
+	return logBits(b, e)
+}
+
+// logBits returns ln(f * 2**e) for the positive normal float32 f with bits b.
+func logBits(b uint32, e int32) float32 {
 	e += int32(b>>23) - 127
 	m := math.Float32frombits(b&0x007fffff | 0x3f800000)
 	if m > sqrt2 {

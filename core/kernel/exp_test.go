@@ -156,3 +156,37 @@ func TestLog32Special(t *testing.T) {
 		}
 	}
 }
+
+// TestElementwiseMatch checks the written-out copies of Exp32 and Log32 in
+// expShift and xlogxTo bit for bit against the functions, over the whole
+// range of arguments (every 4099th float32 bit pattern, both signs, and the
+// special values).
+func TestElementwiseMatch(t *testing.T) {
+	var xs []float32
+	for b := uint64(0); b < 1<<32; b += 4099 {
+		xs = append(xs, math.Float32frombits(uint32(b)))
+	}
+	xs = append(xs, 0, expFastMin, expFastMax, math.Nextafter32(expFastMin, -100), math.Nextafter32(expFastMax, 100),
+		expMin, expMax, minNorm, math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
+	e := make([]float32, len(xs))
+	for _, mx := range []float32{0, 3, -50} {
+		sum := expShift(e, xs, mx)
+		var want float32
+		for j, x := range xs {
+			w := Exp32(x - mx)
+			want += w
+			if !sameFloat(e[j], w) {
+				t.Fatalf("expShift(%g - %g) = %g (%#x), Exp32 %g (%#x)", x, mx, e[j], math.Float32bits(e[j]), w, math.Float32bits(w))
+			}
+		}
+		if !sameFloat(sum, want) {
+			t.Fatalf("expShift sum %g, want %g", sum, want)
+		}
+	}
+	xlogxTo(e, xs)
+	for j, x := range xs {
+		if w := xlogx(x); !sameFloat(e[j], w) {
+			t.Fatalf("xlogxTo(%g) = %g (%#x), x*Log32(x) %g (%#x)", x, e[j], math.Float32bits(e[j]), w, math.Float32bits(w))
+		}
+	}
+}

@@ -8,9 +8,10 @@
 // Every kernel has a fixed order of float32 operations, independent of the
 // platform, of goroutines and of the code path taken, so the same input gives
 // the same bits on amd64 (with or without the SSE kernels), under
-// GOOS=js GOARCH=wasm and with GOAMD64=v3: products are rounded before they
-// are added (explicit float32 conversions forbid fused multiply-add), and
-// math.Exp and math.Log are replaced by Exp32 and Log32. The orders are:
+// GOOS=js GOARCH=wasm and with GOAMD64=v3 (except the sign and payload of a
+// NaN, which WebAssembly leaves unspecified): products are rounded before
+// they are added (explicit float32 conversions forbid fused multiply-add),
+// and math.Exp and math.Log are replaced by Exp32 and Log32. The orders are:
 //
 //   - A dot product (Dot, Logits, Partial.AddKeys) is summed in index order
 //     from zero: s = 0; s += a[0]*b[0]; s += a[1]*b[1]; ... Logits stores
@@ -20,14 +21,18 @@
 //     column in key order: o[c] += a[j]*b[j,c] for j = 0, 1, ... (for
 //     BinMass, in the order of idx).
 //   - A row or column sum (SoftmaxRows, ColMean, the entropies) is summed in
-//     index order.
+//     index order. Partial adds the weights of each block of keys (at most
+//     128 for AddKeys, 256 for AddLogits) in order, then that block sum to
+//     Sum.
 //
-// The amd64 kernels (kernel_amd64.s, SSE2 only) run several of these
-// sequences side by side in the lanes of a vector register, one lane per
-// query row or per output column, and so produce the same bits as the
-// portable Go kernels; TestAsmMatchesGo checks this on many shapes and the
-// golden checksum of TestGolden pins the bits on every platform. Build with
-// -tags purego to use the portable kernels on amd64 too.
+// The amd64 kernels (kernel_amd64.s, SSE2 only, so any amd64 CPU) run
+// several of these sequences side by side in the lanes of a vector
+// register, one lane per query row, per output column or per element (Exp32
+// and Log32 in SoftmaxRows, the entropies and Partial), and so produce the
+// same bits as the portable Go kernels. TestAsmMatchesGo and
+// TestElementwiseMatch check this, and the golden checksum of TestGolden
+// pins the bits on every platform. Build with -tags purego to use the
+// portable kernels on amd64 too.
 package kernel
 
 import "math"
@@ -76,12 +81,7 @@ func SoftmaxRows(dst, src []float32, m, n int, mu, sum []float32) {
 				mx = x
 			}
 		}
-		var t float32
-		for j, x := range s {
-			e := Exp32(x - mx)
-			o[j] = e
-			t += e
-		}
+		t := expShift(o, s, mx)
 		scaleTo(o, 1/t)
 		mu[i], sum[i] = mx, t
 	}
@@ -125,13 +125,18 @@ func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 	for i := 0; i < m; i++ {
 		addTo(cs, a[i*n:i*n+n])
 	}
+	var buf [elemChunk]float32
 	for i := 0; i < m; i++ {
 		row := a[i*n : i*n+n]
-		row = row[:len(cs)]
-		ent := ent[:len(cs)]
-		for j, x := range row {
-			if x > 0 {
-				ent[j] -= xlogx(x / cs[j])
+		for j0 := 0; j0 < n; j0 += elemChunk {
+			p := buf[:min(elemChunk, n-j0)]
+			r, c, h := row[j0:j0+len(p)], cs[j0:j0+len(p)], ent[j0:j0+len(p)]
+			for j, x := range r {
+				p[j] = x / c[j]
+			}
+			xlogxTo(p, p)
+			for j, x := range p {
+				h[j] -= x
 			}
 		}
 	}
@@ -158,10 +163,16 @@ func RowEntropy(dst, a []float32, m, n int) {
 		return
 	}
 	inv := 1 / Log32(float32(n))
+	var buf [elemChunk]float32
 	for i := range dst {
+		row := a[i*n : i*n+n]
 		var h float32
-		for _, x := range a[i*n : i*n+n] {
-			h -= xlogx(x)
+		for j0 := 0; j0 < n; j0 += elemChunk {
+			p := buf[:min(elemChunk, n-j0)]
+			xlogxTo(p, row[j0:])
+			for _, x := range p {
+				h -= x
+			}
 		}
 		dst[i] = min(max(h*inv, 0), 1)
 	}
@@ -187,6 +198,9 @@ func MatMul(dst, a []float32, m, n int, b []float32, d int) {
 		axpy(dst[i*d:i*d+d], a[i*n:i*n+n], nil, b, d)
 	}
 }
+
+// elemChunk is the length of the stack buffers of the entropy kernels.
+const elemChunk = 256
 
 // binChunk is the number of keys BinMass gathers per call of the weighted-sum
 // kernel (a stack buffer of 2*binChunk floats).

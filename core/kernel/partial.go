@@ -125,13 +125,7 @@ func (p *Partial) addOwned(i int, row, v []float32) {
 		return
 	}
 	mx = p.rescale(i, mx)
-	sum := p.Sum[i]
-	for j, x := range row {
-		e := Exp32(x - mx)
-		row[j] = e
-		sum += e
-	}
-	p.Sum[i] = sum
+	p.Sum[i] += expShift(row, row, mx)
 	axpy(p.Acc[i*p.D:i*p.D+p.D], row, nil, v, p.D)
 }
 
@@ -162,20 +156,15 @@ func (p *Partial) addRow(i int, row []float32, idx []int32, v []float32) {
 		t1 := min(t0+expChunk, cnt)
 		e := buf[:t1-t0]
 		if idx == nil {
-			for t, x := range row[t0:t1] {
-				w := Exp32(x - mx)
-				e[t] = w
-				sum += w
-			}
+			sum += expShift(e, row[t0:t1], mx)
 			axpy(acc, e, nil, v[t0*d:], d)
 			continue
 		}
 		ids := idx[t0:t1]
 		for t, j := range ids {
-			w := Exp32(row[j] - mx)
-			e[t] = w
-			sum += w
+			e[t] = row[j]
 		}
+		sum += expShift(e, e, mx)
 		axpy(acc, e, ids, v, d)
 	}
 	p.Sum[i] = sum

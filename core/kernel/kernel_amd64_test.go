@@ -41,12 +41,17 @@ func TestAsmMatchesGo(t *testing.T) {
 				p.Merge(p3)
 				out := make([]float32, m*d)
 				p.Output(out)
-				return [][]float32{sl, mm, z, y, out, p.Sum}
+				sm, mu, sum := make([]float32, m*n), make([]float32, m), make([]float32, m)
+				SoftmaxRows(sm, sl, m, n, mu, sum)
+				ke, re := make([]float32, n), make([]float32, m)
+				KeyEntropy(ke, sm, m, n, make([]float32, 2*n))
+				RowEntropy(re, sm, m, n)
+				return [][]float32{sl, mm, z, y, out, p.Sum, sm, sum, ke, re}
 			}
 			fast := run()
 			var slow [][]float32
 			withGo(func() { slow = run() })
-			for i, name := range []string{"Logits", "MatMul", "BinMass z", "BinMass y", "Partial", "Partial sums"} {
+			for i, name := range []string{"Logits", "MatMul", "BinMass z", "BinMass y", "Partial", "Partial sums", "SoftmaxRows", "SoftmaxRows sum", "KeyEntropy", "RowEntropy"} {
 				sameBits(t, name, fast[i], slow[i])
 			}
 		})
@@ -56,6 +61,12 @@ func TestAsmMatchesGo(t *testing.T) {
 	if h != golden {
 		t.Errorf("portable kernels: golden hash %#x, want %#x", h, golden)
 	}
+}
+
+// TestElementwiseMatchGo runs TestElementwiseMatch on the portable loops
+// (the default run covers the SSE loops).
+func TestElementwiseMatchGo(t *testing.T) {
+	withGo(func() { TestElementwiseMatch(t) })
 }
 
 // TestAsmBounds: the Go wrapper of the SSE weighted-sum kernel panics

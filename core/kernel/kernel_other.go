@@ -14,3 +14,13 @@ func logitsQt4(dst *float32, ldd, rows int, qt, k *float32, nb, d int, scale flo
 func axpyRows(o *float32, cols int, coef *float32, nt int, idx *int32, b *float32, ldb int) {
 	panic("kernel: no assembly kernels on this platform")
 }
+
+// expShiftSSE is never called when useAsm is false.
+func expShiftSSE(dst, src *float32, n int, mx float32, sum *float32) int {
+	panic("kernel: no assembly kernels on this platform")
+}
+
+// xlogxSSE is never called when useAsm is false.
+func xlogxSSE(dst, src *float32, n int) int {
+	panic("kernel: no assembly kernels on this platform")
+}

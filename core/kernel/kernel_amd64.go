@@ -19,3 +19,17 @@ func logitsQt4(dst *float32, ldd, rows int, qt, k *float32, nb, d int, scale flo
 //
 //go:noescape
 func axpyRows(o *float32, cols int, coef *float32, nt int, idx *int32, b *float32, ldb int)
+
+// expShiftSSE sets dst[j] = Exp32(src[j]-mx) and adds it to *sum, in order,
+// four at a time for j < n (a multiple of 4) while all four arguments are in
+// [expFastMin, expFastMax]; it returns the count done.
+//
+//go:noescape
+func expShiftSSE(dst, src *float32, n int, mx float32, sum *float32) int
+
+// xlogxSSE sets dst[j] = xlogx(src[j]) four at a time for j < n (a
+// multiple of 4) while all four are normal, positive and finite; it returns
+// the count done.
+//
+//go:noescape
+func xlogxSSE(dst, src *float32, n int) int
