@@ -75,6 +75,15 @@ func TestUsedRatioNeverAboveAsked(t *testing.T) {
 	for _, name := range MethodNames() {
 		for _, rho := range []float64{0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.5, 0.7, 0.9, 1} {
 			c, err := g.Compress(name, DefaultParams(rho))
+			if err == nil && name == "hae-ols" {
+				// The SVD stage (off by default) must keep the budget too.
+				p := DefaultParams(rho)
+				p.Tau = 0.9
+				var c2 *Cache
+				if c2, err = g.Compress(name, p); err == nil && c2.Ratio() > rho+1e-12 {
+					t.Errorf("hae-ols tau 0.9 at %g used ratio %g", rho, c2.Ratio())
+				}
+			}
 			if errors.Is(err, ErrDoesNotFit) {
 				continue
 			}
@@ -313,5 +322,32 @@ func TestAnalyzeErrors(t *testing.T) {
 	}
 	if _, err := Lookup("nope"); err == nil || !contains(err.Error(), "hae-ols") {
 		t.Errorf("Lookup(nope) = %v, want an error listing the methods", err)
+	}
+}
+
+// The SVD stage stores the summaries at a lower rank and spends the saving on
+// extra exact anchors.
+func TestSVDStageBuysBackAnchors(t *testing.T) {
+	g := analyzeT(t, testSample(9, 1, 2, 1, 600, 32), 0, 0)
+	p := DefaultParams(0.3)
+	p.Tau = 0.8
+	c, err := g.Compress("hae-ols", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tau = 1
+	dense, err := g.Compress("hae-ols", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := c.Stages
+	if st.Summaries == 0 || st.RankV >= min(st.Summaries, g.D) && st.RankK >= min(st.Summaries, g.D) {
+		t.Fatalf("no factor stored at lower rank: %+v", st)
+	}
+	if st.ExtraAnchors <= 0 || st.Anchors <= dense.Stages.Anchors {
+		t.Errorf("SVD stage bought back %d anchors (%d vs %d without it)", st.ExtraAnchors, st.Anchors, dense.Stages.Anchors)
+	}
+	if c.Bits > c.Budget.Bits() {
+		t.Errorf("used %d bits of %d", c.Bits, c.Budget.Bits())
 	}
 }
