@@ -20,6 +20,10 @@ type Options struct {
 // Group is the analysis of one KV head (HAE-OLS.md §1) and the query heads
 // that share it (grouped-query attention): everything that does not depend on
 // the method, the ratio or the parameters, computed once.
+//
+// For an attention-only sample (AttnOnly) a group is one query head; A,
+// Salience, KeyEntropy and RowEntropy come from the sample's attention and
+// K, V, Qc, S, Mu, RowSum and Oc are nil (see Analyze).
 type Group struct {
 	Layer, KV int
 	Heads     []int // the query heads that use this KV head
@@ -28,6 +32,10 @@ type Group struct {
 	Rows      int   // calibration rows of the group: len(Heads) * W
 	T         int   // probe queries per query head
 	Scale     float32
+	// AttnOnly marks a group analysed from attention probabilities alone
+	// (Scale is then 0): only the eviction methods apply and the metrics are
+	// the lost attention mass (MetricLostMass).
+	AttnOnly bool
 
 	K, V       []float32 // prefix keys and values, N x D (views of the sample)
 	Qc         []float32 // calibration queries, Rows x D, head by head
@@ -54,7 +62,9 @@ type Group struct {
 }
 
 // Probes are the held-out probe queries of one query head with their exact
-// suffix attention and full-cache reference outputs.
+// suffix attention and full-cache reference outputs (q/k/v samples), or
+// their attention on the prefix (attention-only samples: Attn is set, Q, S,
+// Suffix and O are nil).
 type Probes struct {
 	Head           int
 	Q              []float32       // T x D
@@ -62,15 +72,27 @@ type Probes struct {
 	Suffix         *kernel.Partial // causal attention over the suffix keys
 	O              []float32       // full-cache outputs, T x D
 	MeanRowEntropy float64         // mean row entropy of this head's calibration queries
+	// Attn is, for an attention-only group, each probe row's attention on
+	// the N prefix positions, T x N, divided by the row's whole sum (prefix
+	// and suffix), so that 1 - sum_j Attn[i,j] is the probe's (exact) mass on
+	// the suffix.
+	Attn []float32
 }
 
 // Analyze computes the group analysis of KV head kv in layer l of s.
+//
+// An attention-only sample (no q, k, v) is analysed per query head: kv is
+// then the query head (s.KVHeads() = s.H) and the group holds only it. Its
+// calibration rows are the attention rows of the last w prefix positions,
+// restricted to the n prefix columns and renormalised to sum 1 (real
+// attention is causal, so row i covers keys <= i and the prefix columns
+// already hold all of its mass up to storage rounding; a row with no prefix
+// mass becomes uniform). Salience, key entropy and row entropy use the same
+// kernels as the q/k/v path. Unlike that path, whose calibration queries see
+// the whole prefix, these rows are what the model computed (causal).
 func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
-	if !s.HasQKV() {
-		return nil, fmt.Errorf("analyze: sample holds attention only; HAE-OLS and the baselines need q, k and v")
-	}
-	if l < 0 || l >= s.L || kv < 0 || kv >= s.HKV {
-		return nil, fmt.Errorf("analyze: layer %d / KV head %d out of range (%d layers, %d KV heads)", l, kv, s.L, s.HKV)
+	if l < 0 || l >= s.L || kv < 0 || kv >= s.KVHeads() {
+		return nil, fmt.Errorf("analyze: layer %d / KV head %d out of range (%d layers, %d KV heads)", l, kv, s.L, s.KVHeads())
 	}
 	n, d := s.Prefix(), s.D
 	t := s.N - n
@@ -83,6 +105,9 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 	}
 	if w < 1 || w > n {
 		return nil, fmt.Errorf("analyze: calibration queries %d outside [1, %d]", w, n)
+	}
+	if !s.HasQKV() {
+		return analyzeAttn(s, l, kv, n, w), nil
 	}
 	gs := s.Group()
 	g := &Group{
@@ -141,6 +166,56 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 	return g, nil
 }
 
+// analyzeAttn is Analyze for an attention-only sample: query head h of
+// layer l, prefix n, w calibration rows (both checked by Analyze).
+func analyzeAttn(s *sample.Sample, l, h, n, w int) *Group {
+	N, t := s.N, s.N-n
+	g := &Group{
+		Layer: l, KV: h, Heads: []int{h}, N: n, D: s.D, W: w, Rows: w, T: t, AttnOnly: true,
+		Needles: s.Meta.Needles, NeedleProbes: s.Meta.NeedleProbes,
+	}
+	a := s.AttnHead(l, h)
+	g.A = make([]float32, w*n)
+	for i := 0; i < w; i++ {
+		renormalize(g.A[i*n:(i+1)*n], a[(n-w+i)*N:(n-w+i)*N+n], a[(n-w+i)*N:(n-w+i)*N+n])
+	}
+	g.Salience = make([]float32, n)
+	g.KeyEntropy = make([]float32, n)
+	g.RowEntropy = make([]float32, w)
+	kernel.ColMean(g.Salience, g.A, w, n)
+	kernel.KeyEntropy(g.KeyEntropy, g.A, w, n, make([]float32, 2*n))
+	kernel.RowEntropy(g.RowEntropy, g.A, w, n)
+
+	p := &Probes{Head: h, Attn: make([]float32, t*n)}
+	for i := 0; i < t; i++ {
+		row := a[(n+i)*N : (n+i+1)*N]
+		renormalize(p.Attn[i*n:(i+1)*n], row[:n], row)
+	}
+	var e float64
+	for _, x := range g.RowEntropy {
+		e += float64(x)
+	}
+	p.MeanRowEntropy = e / float64(w)
+	g.Probes = []*Probes{p}
+	return g
+}
+
+// renormalize sets dst = src / sum(whole), the sum taken in float64 in
+// order; a zero sum gives the uniform row 1/len(dst).
+func renormalize(dst, src, whole []float32) {
+	var sum float64
+	for _, x := range whole {
+		sum += float64(x)
+	}
+	for j, x := range src {
+		if sum > 0 {
+			dst[j] = float32(float64(x) / sum)
+		} else {
+			dst[j] = 1 / float32(len(dst))
+		}
+	}
+}
+
 // MeanRowEntropy is the mean row entropy of the group's calibration queries
 // ("how diffuse is this head").
 func (g *Group) MeanRowEntropy() float64 {
@@ -178,6 +253,26 @@ func (g *Group) Compress(method string, p Params) (*Cache, error) {
 		return nil, fmt.Errorf("%s: internal error: used %d bits over the budget of %d (layer %d, KV head %d)", method, c.Bits, c.Budget.Bits(), g.Layer, g.KV)
 	}
 	return c, nil
+}
+
+// budget returns the budget of the group's cache at ratio rho. An
+// attention-only group has no head dim: it counts in slots, with d = 1 for
+// the bit accounting, so its ratio is the slots kept over n.
+func (g *Group) budget(rho float64, sinks, recent int) (Budget, error) {
+	d := g.D
+	if g.AttnOnly {
+		d = 1
+	}
+	return NewBudget(g.N, d, rho, sinks, recent)
+}
+
+// needKV returns ErrNeedsKV for an attention-only group, for the methods
+// that read keys and values.
+func (g *Group) needKV() error {
+	if g.AttnOnly {
+		return ErrNeedsKV
+	}
+	return nil
 }
 
 // factors returns the (cached) thin SVDs of the prefix keys and values.

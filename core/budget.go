@@ -12,7 +12,8 @@ const BitsPerNumber = 16
 // Budget is the memory budget of HAE-OLS.md §2 for one KV head: T slots of
 // one exact token (2d numbers at 16 bits) each, out of the n of the full
 // prefix cache, with the always-kept sinks and recent window shrunk (recent
-// first) to fit.
+// first) to fit. An attention-only sample has no head dim and counts in
+// slots: its budgets use D = 1.
 type Budget struct {
 	N, D     int     // prefix length and head dim
 	Ratio    float64 // asked ratio rho

@@ -13,6 +13,11 @@
 //	c, _ := g.Compress("hae-ols", core.DefaultParams(0.3))
 //	m := g.Evaluate(c, 0) // metrics of the first query head of the group
 //
+// An attention-only sample (attn, no q/k/v) is analysed per query head from
+// its stored attention: the eviction methods run and are measured by the
+// attention mass they lose (MetricLostMass); the methods that need keys and
+// values return ErrNeedsKV.
+//
 // The numerical kernels are the float32 ones of package kernel; the small
 // solves run in float64 (package solve).
 package core

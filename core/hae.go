@@ -37,7 +37,12 @@ func (h hae) Name() string     { return h.name }
 func (h hae) Describe() string { return h.desc }
 
 func (h hae) Compress(g *Group, p Params) (*Cache, error) {
-	b, err := NewBudget(g.N, g.D, p.Ratio, p.Sinks, p.Recent)
+	if h.summaries {
+		if err := g.needKV(); err != nil {
+			return nil, err
+		}
+	}
+	b, err := g.budget(p.Ratio, p.Sinks, p.Recent)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,13 @@ import (
 // proportion to their salience, an evicted token shows 0. Both include the
 // probability that probe queries put on the suffix in the row normalization,
 // so rows of the two maps are directly comparable.
+//
+// For an attention-only group, Orig is the sample's attention (calibration
+// rows renormalised over the prefix, probe rows as stored, see Analyze) and
+// Comp keeps the exactly kept tokens' probabilities renormalised per row
+// over what the row still sees (kept prefix tokens, plus the suffix for
+// probe rows), as softmax over the smaller cache gives them; evicted tokens
+// show 0, and a row that keeps no mass at all stays 0.
 type AttentionMaps struct {
 	Rows, Cols int
 	Calib      int // the first Calib rows are calibration queries
@@ -26,6 +33,11 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 	p := g.Probes[hi]
 	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: make([]float32, (w+t)*n), Comp: make([]float32, (w+t)*n)}
 	copy(am.Orig, g.A[hi*w*n:(hi+1)*w*n])
+	if g.AttnOnly {
+		copy(am.Orig[w*n:], p.Attn)
+		keptMaps(am, c)
+		return am
+	}
 	// Probe rows of the original: exp(S - max) / total, total including the
 	// suffix partial.
 	for i := 0; i < t; i++ {
@@ -138,4 +150,29 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 		}
 	}
 	return am
+}
+
+// keptMaps sets am.Comp for an attention-only group from am.Orig: per row,
+// the kept tokens' probabilities divided by the row's retained mass (1 minus
+// the mass on tokens not kept exactly), in float64.
+func keptMaps(am *AttentionMaps, c *Cache) {
+	n := am.Cols
+	for i := 0; i < am.Rows; i++ {
+		o, out := am.Orig[i*n:(i+1)*n], am.Comp[i*n:(i+1)*n]
+		var lost float64
+		for j, x := range o {
+			if !c.All && !c.Class[j].Exact() {
+				lost += float64(x)
+			}
+		}
+		kept := 1 - lost
+		if !(kept > 0) {
+			continue
+		}
+		for j, x := range o {
+			if c.All || c.Class[j].Exact() {
+				out[j] = float32(float64(x) / kept)
+			}
+		}
+	}
 }

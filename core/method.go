@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,6 +19,11 @@ type Method interface {
 	// budget of p. It must not modify g.
 	Compress(g *Group, p Params) (*Cache, error)
 }
+
+// ErrNeedsKV is returned (wrapped) by a method that reads keys and values
+// (hae-ols, hae-nosvd, hae-merge, lowrank, quant) when the sample holds
+// attention probabilities only (HAE-OLS.md §6).
+var ErrNeedsKV = errors.New("needs q, k and v; this sample holds attention only")
 
 var registry = map[string]Method{}
 

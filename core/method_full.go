@@ -9,7 +9,7 @@ func (full) Name() string     { return "full" }
 func (full) Describe() string { return "the uncompressed cache (reference, ratio 1)" }
 
 func (full) Compress(g *Group, p Params) (*Cache, error) {
-	b, err := NewBudget(g.N, g.D, 1, p.Sinks, p.Recent)
+	b, err := g.budget(1, p.Sinks, p.Recent)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,9 @@ func (lowrank) Describe() string {
 }
 
 func (lowrank) Compress(g *Group, p Params) (*Cache, error) {
+	if err := g.needKV(); err != nil {
+		return nil, err
+	}
 	b, err := NewBudget(g.N, g.D, p.Ratio, 0, 0)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,9 @@ func quantBits(m, r, d, w int) int64 {
 }
 
 func (quant) Compress(g *Group, p Params) (*Cache, error) {
+	if err := g.needKV(); err != nil {
+		return nil, err
+	}
 	b, err := NewBudget(g.N, g.D, p.Ratio, 0, p.Recent)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ func (snapkv) Describe() string {
 }
 
 func (snapkv) Compress(g *Group, p Params) (*Cache, error) {
-	b, err := NewBudget(g.N, g.D, p.Ratio, p.Sinks, p.Recent)
+	b, err := g.budget(p.Ratio, p.Sinks, p.Recent)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ func (streaming) Describe() string {
 }
 
 func (streaming) Compress(g *Group, p Params) (*Cache, error) {
-	b, err := NewBudget(g.N, g.D, p.Ratio, p.Sinks, p.Recent)
+	b, err := g.budget(p.Ratio, p.Sinks, p.Recent)
 	if err != nil {
 		return nil, err
 	}

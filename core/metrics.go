@@ -7,19 +7,34 @@ import (
 	"github.com/haeols/haeols/core/kernel"
 )
 
+// What the error of a Metrics measures (Metrics.Metric).
+const (
+	// MetricOutput is the relative attention-output error of HAE-OLS.md §5
+	// (samples with q, k and v).
+	MetricOutput = "output"
+	// MetricLostMass is the attention mass lost, 1 - retained mass, where
+	// the retained mass of a query is its attention on the prefix tokens
+	// kept exactly plus its attention on the suffix (always exact), both as
+	// the full cache gives them (attention-only samples).
+	MetricLostMass = "lost-mass"
+)
+
 // Metrics are the per-head numbers of HAE-OLS.md §5 for one compressed cache
-// and one query head.
+// and one query head. Metric says what Err and the other errors measure:
+// the relative output error (MetricOutput) or, for an attention-only
+// sample, the lost attention mass (MetricLostMass; Cos is then NaN).
 type Metrics struct {
 	Method string  `json:"method"`
+	Metric string  `json:"metric"` // MetricOutput or MetricLostMass
 	Layer  int     `json:"layer"`
 	Head   int     `json:"head"`
 	Asked  float64 `json:"asked"` // the ratio asked for
 	Ratio  float64 `json:"ratio"` // the ratio used
-	Err    float64 `json:"err"`   // mean relative output error over probe queries
+	Err    float64 `json:"err"`   // mean error over probe queries
 	ErrMax float64 `json:"err_max"`
 	ErrP95 float64 `json:"err_p95"`
 	ErrCal float64 `json:"err_cal"` // the same on calibration queries (in-sample)
-	Cos    float64 `json:"cos"`     // mean cosine similarity of probe outputs
+	Cos    float64 `json:"cos"`     // mean cosine similarity of probe outputs; NaN for lost mass
 	// NeedleErr is err over the probe queries that ask for a needle; NaN
 	// (omitted in JSON) when the sample marks none.
 	NeedleErr float64 `json:"needle_err"`
@@ -38,27 +53,20 @@ type NeedleStatus struct {
 }
 
 // Evaluate measures cache c on the query head at index hi of g.Heads: the
-// probe outputs against the full-cache outputs, and the calibration outputs.
+// probe outputs against the full-cache outputs, and the calibration outputs;
+// for an attention-only group, the attention mass each probe (and
+// calibration) row loses.
 func (g *Group) Evaluate(c *Cache, hi int) Metrics {
 	p := g.Probes[hi]
-	d := g.D
-	m := Metrics{Method: c.Method, Layer: g.Layer, Head: p.Head, Asked: c.Budget.Ratio, Ratio: c.Ratio(), RowEntropy: p.MeanRowEntropy, NeedleErr: math.NaN()}
-
-	part := kernel.NewPartial(g.T, d)
-	part.CopyFrom(p.Suffix)
-	out := make([]float32, max(g.T, g.W)*d)
-	work := make([]float32, max(c.C, 1))
-	g.attend(part, c, p.S, p.Q, work)
-	part.Output(out)
-	m.Profile = make([]float64, g.T)
-	var cosSum float64
-	for i := 0; i < g.T; i++ {
-		e, cs := relErr(out[i*d:i*d+d], p.O[i*d:i*d+d])
-		m.Profile[i] = e
-		cosSum += cs
+	m := Metrics{Method: c.Method, Metric: MetricOutput, Layer: g.Layer, Head: p.Head, Asked: c.Budget.Ratio, Ratio: c.Ratio(), RowEntropy: p.MeanRowEntropy, NeedleErr: math.NaN()}
+	if g.AttnOnly {
+		m.Metric, m.Cos = MetricLostMass, math.NaN()
+		m.Profile = lostMass(p.Attn, g.T, g.N, c)
+		m.ErrCal = mean(lostMass(g.A, g.W, g.N, c))
+	} else {
+		g.evaluateOutputs(&m, c, hi)
 	}
 	m.Err = mean(m.Profile)
-	m.Cos = cosSum / float64(g.T)
 	sorted := slices.Clone(m.Profile)
 	slices.Sort(sorted)
 	m.ErrMax = sorted[len(sorted)-1]
@@ -82,6 +90,47 @@ func (g *Group) Evaluate(c *Cache, hi int) Metrics {
 			m.Needles = append(m.Needles, NeedleStatus{Pos: pos, Class: c.Class[pos]})
 		}
 	}
+	return m
+}
+
+// lostMass returns, for each of the rows of the rows x n attention a, the
+// mass on the prefix tokens that c does not keep exactly, summed in float64
+// in position order (0 when c keeps every token).
+func lostMass(a []float32, rows, n int, c *Cache) []float64 {
+	out := make([]float64, rows)
+	if c.All {
+		return out
+	}
+	for i := range out {
+		var s float64
+		for j, x := range a[i*n : i*n+n] {
+			if !c.Class[j].Exact() {
+				s += float64(x)
+			}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// evaluateOutputs sets the output-error profile, Cos and ErrCal of m.
+func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
+	p := g.Probes[hi]
+	d := g.D
+	part := kernel.NewPartial(g.T, d)
+	part.CopyFrom(p.Suffix)
+	out := make([]float32, max(g.T, g.W)*d)
+	work := make([]float32, max(c.C, 1))
+	g.attend(part, c, p.S, p.Q, work)
+	part.Output(out)
+	m.Profile = make([]float64, g.T)
+	var cosSum float64
+	for i := 0; i < g.T; i++ {
+		e, cs := relErr(out[i*d:i*d+d], p.O[i*d:i*d+d])
+		m.Profile[i] = e
+		cosSum += cs
+	}
+	m.Cos = cosSum / float64(g.T)
 
 	// Calibration rows of this head: non-causal over the prefix, no suffix.
 	w := g.W
@@ -94,7 +143,6 @@ func (g *Group) Evaluate(c *Cache, hi int) Metrics {
 		cs += e
 	}
 	m.ErrCal = cs / float64(w)
-	return m
 }
 
 // attend adds the cache's tokens to the partial of the query rows q whose

@@ -24,24 +24,24 @@ type groupSlot struct {
 	err  error
 }
 
-// NewModel validates s and prepares its lazy per-KV-head analyses.
+// NewModel validates s and prepares its lazy per-KV-head analyses. An
+// attention-only sample has one group per query head (s.KVHeads() = s.H);
+// see Analyze.
 func NewModel(s *sample.Sample, opt Options) (*Model, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if !s.HasQKV() {
-		return nil, errors.New("model: sample holds attention only; HAE-OLS and the baselines need q, k and v")
-	}
-	return &Model{Sample: s, Opt: opt, slots: make([]groupSlot, s.L*s.HKV)}, nil
+	return &Model{Sample: s, Opt: opt, slots: make([]groupSlot, s.L*s.KVHeads())}, nil
 }
 
 // Group returns the analysis of KV head kv in layer l, computing it once.
 func (m *Model) Group(l, kv int) (*Group, error) {
 	s := m.Sample
-	if l < 0 || l >= s.L || kv < 0 || kv >= s.HKV {
-		return nil, fmt.Errorf("model: layer %d / KV head %d out of range (%d layers, %d KV heads)", l, kv, s.L, s.HKV)
+	hkv := s.KVHeads()
+	if l < 0 || l >= s.L || kv < 0 || kv >= hkv {
+		return nil, fmt.Errorf("model: layer %d / KV head %d out of range (%d layers, %d KV heads)", l, kv, s.L, hkv)
 	}
-	sl := &m.slots[l*s.HKV+kv]
+	sl := &m.slots[l*hkv+kv]
 	sl.once.Do(func() { sl.g, sl.err = Analyze(s, l, kv, m.Opt) })
 	return sl.g, sl.err
 }
@@ -83,14 +83,15 @@ func (m *Model) Grid(method string, p Params, workers int) ([]Metrics, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	jobs := make(chan int)
-	errs := make([]error, s.L*s.HKV)
+	hkv := s.KVHeads()
+	errs := make([]error, s.L*hkv)
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, len(errs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				errs[j] = m.gridGroup(out, j/s.HKV, j%s.HKV, method, p)
+				errs[j] = m.gridGroup(out, j/hkv, j%hkv, method, p)
 			}
 		}()
 	}

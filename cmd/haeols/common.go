@@ -202,7 +202,8 @@ type cell struct {
 	// passed to evaluate; nil when the method does not fit (NA).
 	Metrics []core.Metrics
 	// NA is set when the method cannot fit the ratio at all
-	// (core.ErrDoesNotFit), e.g. "needs ratio >= 0.141".
+	// (core.ErrDoesNotFit), e.g. "needs ratio >= 0.141", or needs the q/k/v
+	// that an attention-only sample lacks (core.ErrNeedsKV): "needs q/k/v".
 	NA string
 }
 
@@ -230,8 +231,12 @@ var nan = func() float64 { var z float64; return z / z }()
 
 var needsRatio = regexp.MustCompile(`needs ratio >= [0-9.eE+-]+`)
 
-// naReason turns a core.ErrDoesNotFit error into a short reason.
+// naReason turns a core.ErrDoesNotFit or core.ErrNeedsKV error into a
+// short reason.
 func naReason(err error) string {
+	if errors.Is(err, core.ErrNeedsKV) {
+		return "needs q/k/v"
+	}
 	if m := needsRatio.FindString(err.Error()); m != "" {
 		return m
 	}
@@ -326,7 +331,7 @@ func evaluate(m *core.Model, heads []headID, ratios []float64, methods []string,
 			continue
 		}
 		c := &cells[j/len(groups)]
-		if errors.Is(err, core.ErrDoesNotFit) {
+		if errors.Is(err, core.ErrDoesNotFit) || errors.Is(err, core.ErrNeedsKV) {
 			if c.NA == "" {
 				c.NA = naReason(err)
 			}
@@ -341,6 +346,27 @@ func evaluate(m *core.Model, heads []headID, ratios []float64, methods []string,
 	}
 	return cells, nil
 }
+
+// metricOf is what the errors of s measure: core.MetricLostMass for an
+// attention-only sample (as core.Analyze decides), else core.MetricOutput.
+func metricOf(s *sample.Sample) string {
+	if s.HasQKV() {
+		return core.MetricOutput
+	}
+	return core.MetricLostMass
+}
+
+// errName is what err means for the metric, for titles and axis labels.
+func errName(metric string) string {
+	if metric == core.MetricLostMass {
+		return "lost attention mass"
+	}
+	return "err"
+}
+
+// lostMassNote explains the errors of an attention-only sample above a table.
+const lostMassNote = "Attention-only sample: the errors are lost attention mass, 1 - the attention a query keeps on\n" +
+	"the prefix tokens kept exactly and on the suffix; cos is undefined; methods that need q/k/v are n/a.\n"
 
 // progressBar returns a progress callback drawing a bar on e.stderr when it
 // is a terminal, else nil.

@@ -19,8 +19,9 @@ import (
 const curveUsage = `
 Usage: haeols curve [-methods all] [-ratios 0.05,0.1,...,1] [-layer L] [-head H] [-o curve.png] [FILE]
 
-Plots err (the mean relative output error on the held-out probe queries)
-against the compression ratio, one line with points per method: by default
+Plots err (the mean relative output error on the held-out probe queries;
+the lost attention mass on an attention-only sample) against the
+compression ratio, one line with points per method: by default
 the model-level mean over all heads; -layer and/or -head restrict it to
 those heads (one head when both are given). The y axis is logarithmic when
 the errors span more than a factor of 10 (-y auto; or -y log, -y linear); on
@@ -148,7 +149,7 @@ func cmdCurve(e *env, args []string) error {
 	default:
 		what = fmt.Sprintf("mean over %d heads", len(heads))
 	}
-	pngData, dropped, err := renderCurve(displayName(name)+": error against memory ("+what+")", ratios, methods, cells, *yscale)
+	pngData, dropped, err := renderCurve(displayName(name)+": "+errName(metricOf(s))+" against memory ("+what+")", errName(metricOf(s)), ratios, methods, cells, *yscale)
 	if err != nil {
 		return fmt.Errorf("-o %s: %w", *out, err)
 	}
@@ -171,8 +172,8 @@ const (
 
 // renderCurve draws the plot with the legend to its right and encodes it as
 // PNG; dropped counts the points left out of a log axis.
-func renderCurve(title string, ratios []float64, methods []string, cells []cell, yscale string) ([]byte, int, error) {
-	p, leg, dropped, err := curvePlot(title, ratios, methods, cells, yscale)
+func renderCurve(title, yname string, ratios []float64, methods []string, cells []cell, yscale string) ([]byte, int, error) {
+	p, leg, dropped, err := curvePlot(title, yname, ratios, methods, cells, yscale)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -200,9 +201,9 @@ func renderCurve(title string, ratios []float64, methods []string, cells []cell,
 	return b.Bytes(), dropped, nil
 }
 
-// curvePlot builds the plot and, separately, its legend; dropped counts
-// points left out of a log axis.
-func curvePlot(title string, ratios []float64, methods []string, cells []cell, yscale string) (*plot.Plot, plot.Legend, int, error) {
+// curvePlot builds the plot and, separately, its legend; yname is what err
+// measures (errName); dropped counts points left out of a log axis.
+func curvePlot(title, yname string, ratios []float64, methods []string, cells []cell, yscale string) (*plot.Plot, plot.Legend, int, error) {
 	// y range over the drawable points.
 	lo, hi := math.Inf(1), 0.0
 	for i := range cells {
@@ -222,7 +223,7 @@ func curvePlot(title string, ratios []float64, methods []string, cells []cell, y
 	p.Title.TextStyle.Font.Size = 17
 	p.Title.Padding = 10
 	p.X.Label.Text = "compression ratio (memory kept / full cache)"
-	p.Y.Label.Text = "err (held-out probes)"
+	p.Y.Label.Text = yname + " (held-out probes)"
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font.Size = 14
 		a.Tick.Label.Font.Size = 12

@@ -23,7 +23,11 @@ the original (full cache) attention, the compressed cache's attention (a
 summary token's probability spread over its segment in proportion to
 salience; an evicted token shows nothing), and |original - compressed|.
 Rows are the head's calibration queries, then (below the white separator)
-its held-out probe queries; columns are the prefix positions.
+its held-out probe queries; columns are the prefix positions. On an
+attention-only sample the original is the stored attention and the
+compressed panel the kept tokens' probabilities renormalised per row; only
+the methods that need no keys and values apply (entropy, topk, snapkv,
+streaming, full).
 
 Colour: viridis on a log10 scale of the attention probability, clipped below
 at -floor (default 1e-4) and above at 1; all three panels share the scale
@@ -313,8 +317,11 @@ func renderHeatmap(in heatmapInput) (*image.RGBA, error) {
 	title := fmt.Sprintf("%s \u00b7 layer %d, head %d \u00b7 %s at ratio %g (used %.3f)", in.Sample, in.Layer, in.Head, in.Method, mt.Asked, mt.Ratio)
 	cv.text(marginL, 28, title, 20, true, alignLeft, ink)
 	sub := fmt.Sprintf("held-out err %s (max %s, p95 %s) \u00b7 calibration err %s \u00b7 cos %s", fmtFloat(mt.Err), fmtFloat(mt.ErrMax), fmtFloat(mt.ErrP95), fmtFloat(mt.ErrCal), fmtFloat(mt.Cos))
+	if mt.Metric == core.MetricLostMass {
+		sub = fmt.Sprintf("attention only \u00b7 held-out lost attention mass %s (max %s, p95 %s) \u00b7 calibration %s", fmtFloat(mt.Err), fmtFloat(mt.ErrMax), fmtFloat(mt.ErrP95), fmtFloat(mt.ErrCal))
+	}
 	if !math.IsNaN(mt.NeedleErr) {
-		sub += " \u00b7 needle err " + fmtFloat(mt.NeedleErr)
+		sub += " \u00b7 needle " + errName(mt.Metric) + " " + fmtFloat(mt.NeedleErr)
 	}
 	st := in.Cache.Stages
 	sub += fmt.Sprintf(" \u00b7 kept exact: %d sinks, %d recent, %d anchors", st.Sinks, st.Recent, st.Anchors)
@@ -397,14 +404,23 @@ func cmdHeatmap(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	g, hi, err := m.Head(*layer, *head)
+	if err != nil {
+		return err
+	}
 	mt, cache, err := m.Run(*method, p, *layer, *head)
 	if errors.Is(err, core.ErrDoesNotFit) {
 		return usagef("-ratio %g: %s cannot fit it (%s)", *ratio, *method, naReason(err))
 	}
-	if err != nil {
-		return err
+	if errors.Is(err, core.ErrNeedsKV) {
+		var ok []string
+		for _, n := range core.MethodNames() {
+			if _, err := g.Compress(n, p); err == nil {
+				ok = append(ok, n)
+			}
+		}
+		return usagef("-method %s needs q, k and v; %s holds attention only (methods that work on it: %s)", *method, name, strings.Join(ok, ", "))
 	}
-	g, hi, err := m.Head(*layer, *head)
 	if err != nil {
 		return err
 	}
@@ -422,6 +438,6 @@ func cmdHeatmap(e *env, args []string) error {
 	if err := writeFileAtomic(*out, b.Bytes()); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (%dx%d): layer %d head %d, %s at ratio %g, err %s\n", *out, img.Bounds().Dx(), img.Bounds().Dy(), *layer, *head, *method, *ratio, fmtFloat(mt.Err))
+	fmt.Fprintf(e.stdout, "wrote %s (%dx%d): layer %d head %d, %s at ratio %g, %s %s\n", *out, img.Bounds().Dx(), img.Bounds().Dy(), *layer, *head, *method, *ratio, errName(mt.Metric), fmtFloat(mt.Err))
 	return nil
 }

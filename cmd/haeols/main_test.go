@@ -500,7 +500,7 @@ func TestBadInput(t *testing.T) {
 		{"missing file info", []string{"info", missing}, exitFail, []string{missing}},
 		{"truncated file", []string{"run", trunc}, exitFail, []string{"haeols: run:", trunc}},
 		{"NaN in file", []string{"run", nanFile}, exitFail, []string{nanFile, "non-finite"}},
-		{"attention only", []string{"run", attn}, exitFail, []string{attn, "attention only"}},
+		{"heatmap needs q/k/v", []string{"heatmap", "-method", "hae-ols", "-o", filepath.Join(dir, "a.png"), attn}, exitUsage, []string{"-method hae-ols needs q, k and v", attn, "attention only", "topk"}},
 		{"unknown method", []string{"run", "-methods", "topk,nope", p}, exitUsage, []string{"-methods", `"nope"`, "hae-ols", "all"}},
 		{"ratio 0", []string{"run", "-ratio", "0", p}, exitUsage, []string{"-ratio 0 outside (0, 1]"}},
 		{"ratio 1.5", []string{"run", "-ratio", "1.5", p}, exitUsage, []string{"-ratio 1.5 outside (0, 1]"}},

@@ -22,7 +22,14 @@ needle_err (err on the probe queries that ask for a needle, "-" when the
 sample marks none). Then the mean over the heads per method (the model-level
 number is the mean err). A method that cannot fit the ratio at all is shown
 as "n/a (needs ratio >= x)". -json prints one JSON document instead:
-{sample, params, methods, results: [per head and method], means, skipped}.
+{sample, params, metric, methods, results: [per head and method], means,
+skipped}.
+
+An attention-only sample (attn, no q/k/v) is measured by the lost attention
+mass instead (columns lost_mass, lost_max, ...; "metric": "lost-mass" in
+JSON): 1 - the attention each query keeps on the prefix tokens kept exactly
+and on the suffix. The methods that need keys and values show
+"n/a (needs q/k/v)".
 
 Example:
   haeols run -ratio 0.3 -methods hae-ols,topk,snapkv samples/default.safetensors
@@ -75,14 +82,27 @@ func cmdRun(e *env, args []string) error {
 	if *asJSON {
 		return writeRunJSON(e.stdout, s, name, p, methods, cells)
 	}
-	printRunTables(e.stdout, heads, cells)
+	printRunTables(e.stdout, metricOf(s), heads, cells)
 	return nil
 }
 
+// errColumns are the names of the err, err_max, err_p95, err_cal and
+// needle_err columns: lost_* for lost attention mass.
+func errColumns(metric string) [5]string {
+	if metric == core.MetricLostMass {
+		return [5]string{"lost_mass", "lost_max", "lost_p95", "lost_cal", "needle_lost"}
+	}
+	return [5]string{"err", "err_max", "err_p95", "err_cal", "needle_err"}
+}
+
 // printRunTables prints the per-head table and the per-method means.
-func printRunTables(w io.Writer, heads []headID, cells []cell) {
+func printRunTables(w io.Writer, metric string, heads []headID, cells []cell) {
+	cn := errColumns(metric)
+	if metric == core.MetricLostMass {
+		fmt.Fprint(w, lostMassNote+"\n")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "layer\thead\tmethod\terr\terr_max\terr_p95\terr_cal\tcos\tratio\tneedle_err\t")
+	fmt.Fprintf(tw, "layer\thead\tmethod\t%s\t%s\t%s\t%s\tcos\tratio\t%s\t\n", cn[0], cn[1], cn[2], cn[3], cn[4])
 	for i, hd := range heads {
 		for _, c := range cells {
 			if c.Metrics == nil {
@@ -95,9 +115,9 @@ func printRunTables(w io.Writer, heads []headID, cells []cell) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nMean over %d head(s) at ratio %g (the model-level number is the mean err):\n", len(heads), cells[0].Ratio)
+	fmt.Fprintf(w, "\nMean over %d head(s) at ratio %g (the model-level number is the mean %s):\n", len(heads), cells[0].Ratio, cn[0])
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\terr\terr_max\tworst err_max\terr_cal\tcos\tratio\tneedle_err\t")
+	fmt.Fprintf(tw, "method\t%s\t%s\tworst %s\t%s\tcos\tratio\t%s\t\n", cn[0], cn[1], cn[1], cn[3], cn[4])
 	for _, c := range cells {
 		if c.Metrics == nil {
 			fmt.Fprintf(tw, "%s\tn/a (%s)\t\t\t\t\t\t\t\n", c.Method, c.NA)
@@ -167,16 +187,18 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 	return json.Marshal(x)
 }
 
-// jsonMetrics is core.Metrics with needle_err null instead of NaN.
+// jsonMetrics is core.Metrics with needle_err and cos null instead of NaN
+// (cos is NaN for lost attention mass).
 type jsonMetrics struct {
 	core.Metrics
+	Cos       jsonFloat `json:"cos"`        // shadows Metrics.Cos
 	NeedleErr jsonFloat `json:"needle_err"` // shadows Metrics.NeedleErr
 }
 
 func toJSONMetrics(ms []core.Metrics) []jsonMetrics {
 	out := make([]jsonMetrics, len(ms))
 	for i, m := range ms {
-		out[i] = jsonMetrics{Metrics: m, NeedleErr: jsonFloat(m.NeedleErr)}
+		out[i] = jsonMetrics{Metrics: m, Cos: jsonFloat(m.Cos), NeedleErr: jsonFloat(m.NeedleErr)}
 	}
 	return out
 }
@@ -184,27 +206,28 @@ func toJSONMetrics(ms []core.Metrics) []jsonMetrics {
 // jsonMeans is means with NaN as null.
 type jsonMeans struct {
 	means
+	Cos       jsonFloat `json:"cos"`
 	NeedleErr jsonFloat `json:"needle_err"`
 }
 
 // sampleInfo describes the sample in JSON output.
 type sampleInfo struct {
-	Name   string  `json:"name"`
-	Model  string  `json:"model,omitempty"`
-	Source string  `json:"source,omitempty"`
-	L      int     `json:"layers"`
-	H      int     `json:"heads"`
-	HKV    int     `json:"kv_heads"`
-	N      int     `json:"positions"`
-	D      int     `json:"dim"`
-	Prefix int     `json:"prefix"`
-	Probes int     `json:"probes"`
-	Scale  float64 `json:"scale"`
+	Name   string    `json:"name"`
+	Model  string    `json:"model,omitempty"`
+	Source string    `json:"source,omitempty"`
+	L      int       `json:"layers"`
+	H      int       `json:"heads"`
+	HKV    int       `json:"kv_heads"`
+	N      int       `json:"positions"`
+	D      int       `json:"dim"`
+	Prefix int       `json:"prefix"`
+	Probes int       `json:"probes"`
+	Scale  jsonFloat `json:"scale"` // null for an attention-only sample without one
 }
 
 func describe(s *sample.Sample, name string) sampleInfo {
 	return sampleInfo{Name: name, Model: s.Meta.Model, Source: s.Meta.Source, L: s.L, H: s.H, HKV: s.HKV, N: s.N, D: s.D,
-		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: s.Scale()}
+		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: jsonFloat(s.Scale())}
 }
 
 // jsonParams is core.Params with JSON names.
@@ -226,6 +249,7 @@ func toJSONParams(p core.Params) jsonParams {
 type runDoc struct {
 	Sample  sampleInfo            `json:"sample"`
 	Params  jsonParams            `json:"params"`
+	Metric  string                `json:"metric"` // what err measures: "output" or "lost-mass"
 	Methods []string              `json:"methods"`
 	Results []jsonMetrics         `json:"results"`
 	Means   map[string]*jsonMeans `json:"means"`   // null for a method that does not fit
@@ -233,7 +257,7 @@ type runDoc struct {
 }
 
 func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, methods []string, cells []cell) error {
-	doc := runDoc{Sample: describe(s, name), Params: toJSONParams(p), Methods: methods,
+	doc := runDoc{Sample: describe(s, name), Params: toJSONParams(p), Metric: metricOf(s), Methods: methods,
 		Results: []jsonMetrics{}, Means: map[string]*jsonMeans{}, Skipped: map[string]string{}}
 	for _, c := range cells {
 		if c.Metrics == nil {
@@ -242,7 +266,7 @@ func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, met
 			continue
 		}
 		a := aggregate(c.Metrics)
-		doc.Means[c.Method] = &jsonMeans{means: a, NeedleErr: jsonFloat(a.NeedleErr)}
+		doc.Means[c.Method] = &jsonMeans{means: a, Cos: jsonFloat(a.Cos), NeedleErr: jsonFloat(a.NeedleErr)}
 	}
 	// Results head-major, methods in order, as in the table.
 	for i := range maxMetrics(cells) {

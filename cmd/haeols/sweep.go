@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/sample"
 )
 
@@ -25,9 +26,13 @@ ratios and methods. Prints a summary table to stdout: per method and ratio,
 the mean err over the heads and the largest err of one head ("mean / max";
 "*" marks the lowest mean at each ratio, "n/a" a method that cannot fit the
 ratio). -csv writes one row per ratio, method, layer and head with every
-metric; -json writes {sample, params, ratios, methods, results, skipped,
-summary}. The output does not depend on -workers. A progress bar is drawn
-on stderr when stderr is a terminal.
+metric; -json writes {sample, params, metric, ratios, methods, results,
+skipped, summary}. The output does not depend on -workers. A progress bar is
+drawn on stderr when stderr is a terminal.
+
+On an attention-only sample (attn, no q/k/v) err is the lost attention mass
+(the CSV's metric column and the JSON's "metric" say "lost-mass"), and the
+methods that need keys and values are n/a ("needs q/k/v").
 
 Example:
   haeols sweep -ratios 0.1,0.2,0.3,0.5 -csv sweep.csv samples/default.safetensors
@@ -81,7 +86,7 @@ func cmdSweep(e *env, args []string) error {
 	}
 	if *csvPath != "" {
 		var b bytes.Buffer
-		if err := writeSweepCSV(&b, heads, cells); err != nil {
+		if err := writeSweepCSV(&b, metricOf(s), heads, cells); err != nil {
 			return fmt.Errorf("-csv %s: %w", *csvPath, err)
 		}
 		if err := writeFileAtomic(*csvPath, b.Bytes()); err != nil {
@@ -98,13 +103,16 @@ func cmdSweep(e *env, args []string) error {
 			return fmt.Errorf("-json: %w", err)
 		}
 	}
-	fmt.Fprintf(e.stdout, "%s: err over %d head(s), mean / max of one head\n", name, len(heads))
+	if metricOf(s) == core.MetricLostMass {
+		fmt.Fprint(e.stdout, lostMassNote)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s over %d head(s), mean / max of one head\n", name, errName(metricOf(s)), len(heads))
 	printSweepSummary(e.stdout, ratios, methods, cells)
 	return nil
 }
 
 // sweepColumns are the CSV columns.
-var sweepColumns = []string{"ratio", "method", "layer", "head", "status", "ratio_used", "err", "err_max", "err_p95", "err_cal", "cos", "needle_err", "row_entropy"}
+var sweepColumns = []string{"ratio", "method", "layer", "head", "status", "ratio_used", "err", "err_max", "err_p95", "err_cal", "cos", "needle_err", "row_entropy", "metric"}
 
 // csvFloat formats exactly (shortest round-trip), empty for NaN.
 func csvFloat(x float64) string {
@@ -115,8 +123,9 @@ func csvFloat(x float64) string {
 }
 
 // writeSweepCSV writes one row per ratio, method, layer and head; a method
-// that does not fit has status "n/a: ..." and empty metrics.
-func writeSweepCSV(w io.Writer, heads []headID, cells []cell) error {
+// that does not fit has status "n/a: ..." and empty metrics. The last
+// column says what err measures (core.MetricOutput or MetricLostMass).
+func writeSweepCSV(w io.Writer, metric string, heads []headID, cells []cell) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(sweepColumns); err != nil {
 		return err
@@ -125,11 +134,11 @@ func writeSweepCSV(w io.Writer, heads []headID, cells []cell) error {
 		for i, hd := range heads {
 			row := []string{csvFloat(c.Ratio), c.Method, strconv.Itoa(hd.l), strconv.Itoa(hd.h)}
 			if c.Metrics == nil {
-				row = append(row, "n/a: "+c.NA, "", "", "", "", "", "", "", "")
+				row = append(row, "n/a: "+c.NA, "", "", "", "", "", "", "", "", metric)
 			} else {
 				m := c.Metrics[i]
 				row = append(row, "ok", csvFloat(m.Ratio), csvFloat(m.Err), csvFloat(m.ErrMax), csvFloat(m.ErrP95),
-					csvFloat(m.ErrCal), csvFloat(m.Cos), csvFloat(m.NeedleErr), csvFloat(m.RowEntropy))
+					csvFloat(m.ErrCal), csvFloat(m.Cos), csvFloat(m.NeedleErr), csvFloat(m.RowEntropy), m.Metric)
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -144,6 +153,7 @@ func writeSweepCSV(w io.Writer, heads []headID, cells []cell) error {
 type sweepDoc struct {
 	Sample  sampleInfo     `json:"sample"`
 	Params  jsonParams     `json:"params"`
+	Metric  string         `json:"metric"` // what err measures: "output" or "lost-mass"
 	Ratios  []float64      `json:"ratios"`
 	Methods []string       `json:"methods"`
 	Results []jsonMetrics  `json:"results"`
@@ -166,7 +176,7 @@ type sweepSummary struct {
 
 func writeSweepJSON(w io.Writer, s *sample.Sample, name string, p jsonParams, ratios []float64, methods []string, cells []cell) error {
 	p.Ratio = 0 // per result
-	doc := sweepDoc{Sample: describe(s, name), Params: p, Ratios: ratios, Methods: methods,
+	doc := sweepDoc{Sample: describe(s, name), Params: p, Metric: metricOf(s), Ratios: ratios, Methods: methods,
 		Results: []jsonMetrics{}, Skipped: []sweepSkipped{}}
 	for _, c := range cells {
 		doc.Summary = append(doc.Summary, sweepSummary{Ratio: c.Ratio, Method: c.Method, MeanErr: jsonFloat(c.Mean()), MaxErr: jsonFloat(c.Max())})

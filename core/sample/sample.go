@@ -98,8 +98,19 @@ func (s *Sample) Scale() float64 {
 	return 1 / math.Sqrt(float64(s.D))
 }
 
-// Group is the number of query heads that share one KV head.
-func (s *Sample) Group() int { return s.H / s.HKV }
+// KVHeads is the number of KV heads the cache is compressed by: HKV, or H
+// for an attention-only sample, which says nothing about KV sharing, so each
+// query head counts as its own group.
+func (s *Sample) KVHeads() int {
+	if !s.HasQKV() {
+		return s.H
+	}
+	return s.HKV
+}
+
+// Group is the number of query heads that share one KV head (1 for an
+// attention-only sample).
+func (s *Sample) Group() int { return s.H / s.KVHeads() }
 
 // KVHeadOf returns the KV head that query head h uses.
 func (s *Sample) KVHeadOf(h int) int { return h / s.Group() }
