@@ -25,11 +25,17 @@ func NNLS(a []float64, m, n int, b []float64, x []float64) error {
 // the m x n matrix a and the m x k matrix b (x is n x k). Singular values
 // below rcond times the largest are treated as zero. It returns the rank used.
 //
-// Precisely, the rank r counts singular values s_i > rcond*s_0 (and > 0), from
-// gonum's thin SVD (Dgesvd), and x = V_r diag(1/s) U_r^T B. rcond must be
-// finite and >= 0 (HAE-OLS uses 1e-6); rcond >= 1 gives rank 0. A zero matrix
-// gives x = 0 and rank 0. Lengths must be exactly m*n, m*k and n*k, x must not
-// overlap a or b, and inputs must be finite.
+// Precisely, x = V_r diag(1/s) U_r^T B over the r singular values
+// s_i > rcond*s_0 (and > 0), in the package's own thin SVD (see Decompose).
+// rcond must be finite and >= 0 (HAE-OLS uses 1e-6); rcond >= 1 gives
+// rank 0. For m >= n the SVD is that of the pivoted QR factor of A after
+// discarding its trailing block once that block's Frobenius norm is below
+// eps*||A||_F, a perturbation of A smaller than the rounding error of the
+// factorization itself: directions at the rounding level never count,
+// even with rcond = 0. A zero matrix gives x = 0 and rank 0. Lengths must
+// be exactly m*n, m*k and n*k, x must not overlap a or b, and inputs must
+// be finite. The result is the same bits on every platform, js/wasm
+// included. PinvSolve is safe for concurrent use.
 func PinvSolve(a []float64, m, n int, b []float64, k int, rcond float64, x []float64) (int, error) {
 	return pinvSolve(a, m, n, b, k, rcond, x)
 }

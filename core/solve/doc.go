@@ -7,8 +7,14 @@
 // sentinels ErrShape, ErrNotFinite, ErrInvalid, ErrIterationLimit and
 // ErrNoConvergence and name the parameter involved.
 //
-// Results are deterministic. NNLS is plain Go with explicitly rounded
-// products and gives the same bits on every platform, js/wasm included;
-// PinvSolve and Decompose use gonum's SVD, whose amd64 assembly kernels may
-// differ from the pure-Go ones (js/wasm) in the last bits.
+// Results are deterministic and portable: everything is plain Go with a
+// fixed order of operations, every product rounded explicitly (float64(x*y))
+// so that no platform may fuse it into an FMA, and no elementary function
+// other than math.Sqrt (correctly rounded everywhere), so NNLS, PinvSolve
+// and Decompose give the same bits on amd64 (any GOAMD64 level), arm64 and
+// js/wasm. The SVD is LAPACK's xGESVD method reimplemented that way:
+// Householder QR first (in Decompose for non-square matrices; in PinvSolve
+// always, with column pivoting and a rounding-level rank cutoff), then
+// Golub–Kahan bidiagonalization and implicit-shift bidiagonal QR
+// (Demmel–Kahan). Gonum serves only as the reference in the tests.
 package solve

@@ -1,9 +1,9 @@
 package solve
 
-// Small dense kernels used by NNLS. They are plain Go on purpose: every
-// product is rounded explicitly (float64(x*y)) so that no platform may fuse it
-// into an FMA, which keeps NNLS bit-for-bit identical on amd64, arm64 and
-// js/wasm.
+// Small dense kernels used by NNLS and the SVD. They are plain Go on
+// purpose: every product is rounded explicitly (float64(x*y)) so that no
+// platform may fuse it into an FMA, which keeps results bit-for-bit
+// identical on amd64 (any GOAMD64 level), arm64 and js/wasm.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {
@@ -78,4 +78,24 @@ func reflectRows(head []float64, v []float64, tau float64, row func(int) []float
 	for ; r < len(v); r++ {
 		axpy(row(r), -float64(tau*v[r]), s)
 	}
+}
+
+// dot returns x.y over len(x) elements, accumulated in four interleaved
+// partial sums combined as (s0+s1)+(s2+s3).
+func dot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		xs := x[i : i+4 : i+4]
+		ys := y[i : i+4 : i+4]
+		s0 += float64(xs[0] * ys[0])
+		s1 += float64(xs[1] * ys[1])
+		s2 += float64(xs[2] * ys[2])
+		s3 += float64(xs[3] * ys[3])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i] * y[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }

@@ -433,14 +433,16 @@ func pexp(x float64) float64 {
 
 // goldenProblem builds a platform-independent problem (PCG and arithmetic
 // only) shaped like the HAE-OLS fit: nearly collinear exp features and a
-// noisy non-negative combination of them as right-hand side.
+// noisy non-negative combination of them as right-hand side. Every product
+// is rounded explicitly (float64(x*y)) so that GOAMD64=v3 and arm64, which
+// may fuse x*y+z, build the same bits.
 func goldenProblem(m, n int) (a, b []float64) {
 	rng := newRand(99)
 	a = make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		u := 8 * (2*rng.Float64() - 1)
 		for j := 0; j < n; j++ {
-			a[i*n+j] = pexp((1+0.03*float64(j))*u - 8)
+			a[i*n+j] = pexp(float64((1+float64(0.03*float64(j)))*u) - 8)
 		}
 	}
 	u := make([]float64, n)
@@ -449,9 +451,13 @@ func goldenProblem(m, n int) (a, b []float64) {
 			u[j] = rng.Float64()
 		}
 	}
-	b = matVec(a, m, n, u)
+	b = make([]float64, m)
 	for i := range b {
-		b[i] *= 1 + 0.05*rng.NormFloat64()
+		s := 0.0
+		for j, v := range a[i*n : i*n+n] {
+			s += float64(v * u[j])
+		}
+		b[i] = s * (1 + float64(0.05*rng.NormFloat64()))
 	}
 	return a, b
 }

@@ -3,28 +3,97 @@ package solve
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/lapack64"
+	"sync"
 )
 
-// thinSVD computes the thin SVD of the m x n row-major matrix a (m, n > 0,
-// entries finite) with gonum's Dgesvd, the routine behind mat.SVD with
-// mat.SVDThin, writing straight into row-major U (m x k), S (k) and VT (k x n),
-// k = min(m, n). a is not modified.
-func thinSVD(a []float64, m, n int) (u, s, vt []float64, ok bool) {
-	k := min(m, n)
-	ac := blas64.General{Rows: m, Cols: n, Stride: n, Data: append([]float64(nil), a...)}
-	ug := blas64.General{Rows: m, Cols: k, Stride: k, Data: make([]float64, m*k)}
-	vg := blas64.General{Rows: k, Cols: n, Stride: n, Data: make([]float64, k*n)}
-	s = make([]float64, k)
-	work := []float64{0}
-	lapack64.Gesvd(lapack.SVDStore, lapack.SVDStore, ac, ug, vg, s, work, -1)
-	work = make([]float64, int(work[0]))
-	ok = lapack64.Gesvd(lapack.SVDStore, lapack.SVDStore, ac, ug, vg, s, work, len(work))
-	return ug.Data, s, vg.Data, ok
+// svdWork holds the scratch memory of one SVD; svdPool recycles them.
+type svdWork struct {
+	qr   qrPivot
+	bd   bidiag
+	c    []float64 // PinvSolve: Q^T B or the left singular vectors
+	t    []float64 // transposed singular vectors of the small SVD
+	y    []float64 // PinvSolve: the projected right-hand side and solution
+	work []float64 // bdsqr
+}
+
+// svdPool recycles svdWork values across calls.
+var svdPool = sync.Pool{New: func() any { return new(svdWork) }}
+
+// scaleInto sets dst = 2^-e a for the e that brings max|a_ij| into
+// [0.5, 1) (exact) and returns e; a zero matrix gives e = 0.
+func scaleInto(dst, a []float64) int {
+	amax := 0.0
+	for _, v := range a {
+		amax = max(amax, math.Abs(v))
+	}
+	e := scaleExp(amax)
+	sc := math.Ldexp(1, -e)
+	for i, v := range a {
+		dst[i] = v * sc
+	}
+	return e
+}
+
+// bdsqrWork returns bdsqr's scratch for an n x n bidiagonal matrix.
+func (ws *svdWork) bdsqrWork(n int) []float64 {
+	ws.work = growFloats(ws.work, 4*max(n-1, 1))
+	return ws.work
+}
+
+// tallSVD computes the thin SVD A = U diag(s) VT of the m x n row-major
+// matrix a with m >= n > 0: U is m x n, s has n entries in decreasing
+// order, VT is n x n. Signs are not normalized. a is not modified.
+//
+// Method (LAPACK's xGESVD): A is scaled by a power of two to max|a_ij| in
+// [0.5, 1). If m > n it is first reduced by Householder QR, A = Q [R; 0];
+// the square G (R, or A itself when m = n) is then bidiagonalized,
+// G = Q_B B P_B^T (Golub–Kahan), and B = U_b diag(s) V_b^T is computed by
+// implicit-shift QR (bdsqr), which rotates Q_B^T and P_B^T into the
+// singular vectors of G. Finally U = Q [Q_B U_b; 0] and VT = (P_B V_b)^T.
+func tallSVD(a []float64, m, n int) (u, s, vt []float64, err error) {
+	ws := svdPool.Get().(*svdWork)
+	defer svdPool.Put(ws)
+	bd := &ws.bd
+	bd.grow(n, n)
+	var e int
+	if m > n {
+		ws.qr.grow(m, n)
+		e = scaleInto(ws.qr.a, a)
+		ws.qr.factor(-1, false)
+		for p := range n {
+			row := bd.g[p*n : p*n+n]
+			clear(row[:p])
+			copy(row[p:], ws.qr.a[p*n+p:p*n+n])
+		}
+	} else {
+		e = scaleInto(bd.g, a)
+	}
+	bd.reduce()
+	ws.t = growFloats(ws.t, n*n)
+	ut := ws.t
+	bd.formQT(ut)
+	vt = make([]float64, n*n)
+	bd.formPT(vt)
+	s = make([]float64, n)
+	copy(s, bd.d)
+	if !bdsqr(n, s, bd.e, ut, n, n, vt, n, n, ws.bdsqrWork(n)) {
+		return nil, nil, nil, ErrNoConvergence
+	}
+	// ut rows are the left singular vectors of G, vt rows the right ones.
+	u = make([]float64, m*n)
+	for i := range n {
+		for r, v := range ut[i*n : i*n+n] {
+			u[r*n+i] = v
+		}
+	}
+	if m > n {
+		ws.qr.applyQ(u, n)
+	}
+	sc := math.Ldexp(1, e)
+	for i := range s {
+		s[i] *= sc
+	}
+	return u, s, vt, nil
 }
 
 // Decompose returns the thin SVD of the m x n matrix a. Singular values are in
@@ -32,6 +101,14 @@ func thinSVD(a []float64, m, n int) (u, s, vt []float64, ok bool) {
 // magnitude in its column of U (the first such entry on ties) is positive,
 // which makes the factors reproducible. A zero matrix gives S = 0, and m or n
 // = 0 gives K = 0 with empty factors.
+//
+// The factorization is pure Go (Householder QR of A, or of A^T when m < n,
+// unless A is square; Golub–Kahan bidiagonalization; implicit-shift
+// bidiagonal QR; as in LAPACK's xGESVD, see tallSVD), with a fixed order of
+// operations and explicitly rounded products, so it gives the same bits on
+// every platform, js/wasm included. It is normwise backward stable: U and V
+// are orthonormal and the singular values accurate to a small multiple of
+// eps * S[0]. Decompose is safe for concurrent use.
 func Decompose(a []float64, m, n int) (*SVD, error) {
 	if err := checkMatrix("Decompose", "a", a, m, n); err != nil {
 		return nil, err
@@ -42,9 +119,19 @@ func Decompose(a []float64, m, n int) (*SVD, error) {
 		d.U, d.S, d.VT = []float64{}, []float64{}, []float64{}
 		return d, nil
 	}
-	u, s, vt, ok := thinSVD(a, m, n)
-	if !ok {
-		return nil, fmt.Errorf("solve: Decompose: a (%d x %d): %w", m, n, ErrNoConvergence)
+	var u, s, vt []float64
+	var err error
+	if m >= n {
+		u, s, vt, err = tallSVD(a, m, n)
+	} else {
+		// A^T = U' S VT' gives A = VT'^T S U'^T.
+		var ut, vtt []float64
+		if ut, s, vtt, err = tallSVD(transpose(a, m, n), n, m); err == nil {
+			u, vt = transpose(vtt, m, m), transpose(ut, n, m)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("solve: Decompose: a (%d x %d): %w", m, n, err)
 	}
 	for i := 0; i < k; i++ {
 		big, at := -1.0, 0
@@ -66,6 +153,17 @@ func Decompose(a []float64, m, n int) (*SVD, error) {
 	return d, nil
 }
 
+// transpose returns the n x m transpose of the m x n row-major matrix a.
+func transpose(a []float64, m, n int) []float64 {
+	t := make([]float64, n*m)
+	for i := range m {
+		for j, v := range a[i*n : i*n+n] {
+			t[j*m+i] = v
+		}
+	}
+	return t
+}
+
 // RankForEnergy returns the smallest rank r whose leading singular values keep
 // at least tau of the squared Frobenius norm (sum of S[i]^2). tau >= 1 (or
 // NaN) gives the number of nonzero singular values; tau <= 0 and a zero
@@ -82,7 +180,7 @@ func (s *SVD) RankForEnergy(tau float64) int {
 		if v != 0 {
 			nz++
 		}
-		total += v * v
+		total += float64(v * v)
 	}
 	if nz == 0 || tau <= 0 {
 		return 0
@@ -90,10 +188,10 @@ func (s *SVD) RankForEnergy(tau float64) int {
 	if !(tau < 1) {
 		return nz
 	}
-	want := tau*total - float64(len(s.S))*eps*total
+	want := float64(tau*total) - float64(float64(float64(len(s.S))*eps)*total)
 	cum := 0.0
 	for r, v := range s.S[:nz] {
-		cum += v * v
+		cum += float64(v * v)
 		if cum >= want {
 			return r + 1
 		}
@@ -112,13 +210,23 @@ func (s *SVD) Reconstruct(r int, dst []float64) {
 		clear(dst)
 		return
 	}
-	// t = diag(S[:r]) VT[:r, :], then dst = U[:, :r] t.
-	t := make([]float64, r*s.N)
+	// t = diag(S[:r]) VT[:r, :], then row i of dst is sum_l U[i, l] t[l, :],
+	// summed over l in increasing order.
+	n := s.N
+	t := make([]float64, r*n)
 	for i := 0; i < r; i++ {
-		scaleCopy(t[i*s.N:(i+1)*s.N], s.S[i], s.VT[i*s.N:(i+1)*s.N])
+		scaleCopy(t[i*n:(i+1)*n], s.S[i], s.VT[i*n:(i+1)*n])
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas64.General{Rows: s.M, Cols: r, Stride: s.K, Data: s.U},
-		blas64.General{Rows: r, Cols: s.N, Stride: s.N, Data: t},
-		0, blas64.General{Rows: s.M, Cols: s.N, Stride: s.N, Data: dst})
+	for i := 0; i < s.M; i++ {
+		dst := dst[i*n : i*n+n]
+		clear(dst)
+		u := s.U[i*s.K : i*s.K+r]
+		l := 0
+		for ; l+4 <= r; l += 4 {
+			axpy4(dst, u[l], u[l+1], u[l+2], u[l+3], t[l*n:l*n+n], t[(l+1)*n:(l+1)*n+n], t[(l+2)*n:(l+2)*n+n], t[(l+3)*n:(l+3)*n+n])
+		}
+		for ; l < r; l++ {
+			axpy(dst, u[l], t[l*n:l*n+n])
+		}
+	}
 }
