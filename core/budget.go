@@ -37,7 +37,7 @@ func NewBudget(n, d int, rho float64, sinks, recent int) (Budget, error) {
 		return Budget{}, fmt.Errorf("budget: negative sinks %d or recent %d", sinks, recent)
 	}
 	// The small epsilon keeps floor(0.7*1000) at 700 despite rounding.
-	t := int(math.Floor(rho*float64(n) + 1e-9))
+	t := int(math.Floor(float64(rho*float64(n)) + 1e-9))
 	t = min(t, n)
 	s := min(sinks, t, n)
 	r := min(recent, t-s, n-s)

@@ -109,7 +109,7 @@ func haeOrder(g *Group, cands []int32, lambda float64) []int32 {
 	}
 	ra, rh = rankPercentile(ra), rankPercentile(rh)
 	for i := range ra {
-		ra[i] = (1-lambda)*ra[i] + lambda*rh[i]
+		ra[i] = float64((1-lambda)*ra[i]) + float64(lambda*rh[i])
 	}
 	return byScore(cands, ra)
 }
@@ -259,8 +259,8 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 			}
 			kj, vj := g.K[j*d:j*d+d], g.V[j*d:j*d+d]
 			for c := 0; c < d; c++ {
-				khat[t*d+c] += w * float64(kj[c])
-				vbar[t*d+c] += w * float64(vj[c])
+				khat[t*d+c] += float64(w * float64(kj[c]))
+				vbar[t*d+c] += float64(w * float64(vj[c]))
 			}
 		}
 		size[t] = float64(hi - lo)
@@ -283,9 +283,9 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 				var s float64
 				kt := khat[t*d : t*d+d]
 				for c, x := range q {
-					s += float64(x) * kt[c]
+					s += float64(float64(x) * kt[c])
 				}
-				feat[i*ns+t] = xmath.Exp(sc*s - mu)
+				feat[i*ns+t] = xmath.Exp(float64(sc*s) - mu)
 			}
 		}
 		z, y := g.binTargets(bin)
@@ -296,10 +296,10 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 		for i := 0; i < rows; i++ {
 			var s float64
 			for t := 0; t < ns; t++ {
-				s += feat[i*ns+t] * beta[t]
+				s += float64(feat[i*ns+t] * beta[t])
 			}
-			rr += (s - z[i]) * (s - z[i])
-			zz += z[i] * z[i]
+			rr += float64((s - z[i]) * (s - z[i]))
+			zz += float64(z[i] * z[i])
 		}
 		if zz > 0 {
 			f.residual = math.Sqrt(rr / zz)

@@ -113,7 +113,7 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 				}
 			}
 			for k := 0; k < c.C; k++ {
-				syn[k] = g.Scale * kernel.Dot(q, c.Keys[k*d:k*d+d])
+				syn[k] = float32(g.Scale * kernel.Dot(q, c.Keys[k*d:k*d+d]))
 				if c.Bias != nil {
 					syn[k] += c.Bias[k]
 				}

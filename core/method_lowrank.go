@@ -58,9 +58,9 @@ func (lowrank) Compress(g *Group, p Params) (*Cache, error) {
 func energy(s []float64, k int) float64 {
 	var kept, all float64
 	for i, x := range s {
-		all += x * x
+		all += float64(x * x)
 		if i < k {
-			kept += x * x
+			kept += float64(x * x)
 		}
 	}
 	if all == 0 {

@@ -126,6 +126,6 @@ func quantizeStrided(x []float32, count, stride int, levels float32) {
 		}
 		q := float32(math.Round(float64((*v - zero) / scale)))
 		q = min(max(q, 0), levels)
-		*v = q*scale + zero
+		*v = float32(q*scale) + zero
 	}
 }

@@ -166,10 +166,10 @@ func relErr(a, b []float32) (float64, float64) {
 	var dd, bb, aa, ab float64
 	for i := range b {
 		x, y := float64(a[i]), float64(b[i])
-		dd += (x - y) * (x - y)
-		bb += y * y
-		aa += x * x
-		ab += x * y
+		dd += float64((x - y) * (x - y))
+		bb += float64(y * y)
+		aa += float64(x * x)
+		ab += float64(x * y)
 	}
 	if bb == 0 {
 		if aa == 0 {

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"github.com/haeols/haeols/core/xmath"
 	"math"
 )
 
@@ -72,7 +73,7 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 	div := float32(math.Sqrt(float64(hs)))
 
 	for j, f := range m.freq {
-		s, co := sincos(float64(float32(pos) * f))
+		s, co := xmath.Sincos(float64(float32(pos) * f))
 		st.cos[j], st.sin[j] = float32(co), float32(s)
 	}
 
@@ -119,7 +120,7 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 		matvec(st.hb, m.w1[l*hid*dim:(l+1)*hid*dim], st.xb)
 		matvec(st.hb2, m.w3[l*hid*dim:(l+1)*hid*dim], st.xb)
 		for i, a := range st.hb {
-			silu := a * (1 / (1 + float32(exp(float64(-a)))))
+			silu := a * (1 / (1 + float32(xmath.Exp(float64(-a)))))
 			st.hb[i] = silu * st.hb2[i]
 		}
 		matvec(st.xb, m.w2[l*dim*hid:(l+1)*dim*hid], st.hb)
@@ -204,7 +205,7 @@ func softmax(x []float32) {
 	}
 	var sum float32
 	for i, v := range x {
-		e := float32(exp(float64(v - maxv)))
+		e := float32(xmath.Exp(float64(v - maxv)))
 		x[i] = e
 		sum += e
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/haeols/haeols/core/xmath"
 	"io"
 	"math"
 	"os"
@@ -257,7 +258,7 @@ func (m *Model) initFreq() {
 	m.freq = make([]float32, hs/2)
 	const ln10000 = 9.210340371976184 // math.Log(10000)
 	for j := range m.freq {
-		m.freq[j] = float32(1 / exp(float64(ln10000*float64(2*j))/float64(hs)))
+		m.freq[j] = float32(1 / xmath.Exp(float64(ln10000*float64(2*j))/float64(hs)))
 	}
 }
 
@@ -356,7 +357,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	im := make([]float32, 0, c.ropeTables()/2)
 	for pos := 0; pos < c.SeqLen; pos++ {
 		for _, f := range m.freq {
-			s, co := sincos(float64(float32(pos) * f))
+			s, co := xmath.Sincos(float64(float32(pos) * f))
 			re, im = append(re, float32(co)), append(im, float32(s))
 		}
 	}
@@ -380,7 +381,10 @@ func Random(c Config, seed uint64) (*Model, error) {
 	fill := func(x []float32, fanIn int) {
 		a := 1 / float32(math.Sqrt(float64(fanIn)))
 		for i := range x {
-			x[i] = a * (2*r.float32() - 1)
+			// 2*u - 1 for u = k/2^24 in [0, 1), computed exactly in integers
+			// so that no multiply-add is left for the compiler to fuse.
+			k := int32(r.u32() >> 8)
+			x[i] = a * (float32(2*k-1<<24) / (1 << 24))
 		}
 	}
 	fill(m.emb, 1)

@@ -3,6 +3,7 @@ package llama
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/haeols/haeols/core/xmath"
 	"math"
 	"os"
 	"path/filepath"
@@ -151,7 +152,7 @@ func TestRoPETables(t *testing.T) {
 		for j := 0; j < half; j++ {
 			re := math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*(pos*half+j):]))
 			im := math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*(c.SeqLen*half+pos*half+j):]))
-			s, co := sincos(float64(float32(pos) * m.freq[j]))
+			s, co := xmath.Sincos(float64(float32(pos) * m.freq[j]))
 			worst = max(worst, math.Abs(co-float64(re)), math.Abs(s-float64(im)))
 		}
 	}

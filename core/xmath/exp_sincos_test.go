@@ -1,4 +1,4 @@
-package llama
+package xmath
 
 import (
 	"math"
@@ -29,15 +29,15 @@ func TestExp(t *testing.T) {
 		{"zero", 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := exp(tc.x)
+			got := Exp(tc.x)
 			if got != tc.want && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
-				t.Errorf("exp(%v) = %v, want %v", tc.x, got, tc.want)
+				t.Errorf("Exp(%v) = %v, want %v", tc.x, got, tc.want)
 			}
 		})
 	}
 	for x := -100.0; x <= 100; x += 0.0137 {
-		if got, want := exp(x), math.Exp(x); ulps(got, want) > 2 {
-			t.Fatalf("exp(%v) = %v, math.Exp %v: %d ulps apart", x, got, want, ulps(got, want))
+		if got, want := Exp(x), math.Exp(x); ulps(got, want) > 2 {
+			t.Fatalf("Exp(%v) = %v, math.Exp %v: %d ulps apart", x, got, want, ulps(got, want))
 		}
 	}
 }
@@ -51,21 +51,21 @@ func TestSincos(t *testing.T) {
 		{"zero", 0, 0, 1},
 		{"NaN", math.NaN(), math.NaN(), math.NaN()},
 		{"Inf", math.Inf(1), math.NaN(), math.NaN()},
-		{"beyond the reduction", maxTrigArg, math.NaN(), math.NaN()},
+		{"beyond the reduction", MaxTrigArg, math.NaN(), math.NaN()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, c := sincos(tc.x)
+			s, c := Sincos(tc.x)
 			same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 			if !same(s, tc.sin) || !same(c, tc.cos) {
-				t.Errorf("sincos(%v) = %v, %v, want %v, %v", tc.x, s, c, tc.sin, tc.cos)
+				t.Errorf("Sincos(%v) = %v, %v, want %v, %v", tc.x, s, c, tc.sin, tc.cos)
 			}
 		})
 	}
 	for x := -2000.0; x <= 2000; x += 0.0731 {
-		s, c := sincos(x)
+		s, c := Sincos(x)
 		ws, wc := math.Sincos(x)
 		if math.Abs(s-ws) > 1e-15 || math.Abs(c-wc) > 1e-15 {
-			t.Fatalf("sincos(%v) = %v, %v, math.Sincos %v, %v", x, s, c, ws, wc)
+			t.Fatalf("Sincos(%v) = %v, %v, math.Sincos %v, %v", x, s, c, ws, wc)
 		}
 	}
 }
