@@ -59,6 +59,8 @@ type Group struct {
 	svdErr       error
 	snapOnce     sync.Once
 	snapSalience []float32
+	orderMu      sync.Mutex
+	orders       map[orderKey][]int32
 }
 
 // Probes are the held-out probe queries of one query head with their exact

@@ -54,13 +54,12 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		tau = h.tau
 	}
 	lo, hi := b.Candidates()
-	cands := span(lo, hi)
 	free := b.Free()
-	ordered := haeOrder(g, cands, lambda)
+	ordered := haeOrder(g, lo, hi, lambda)
 
 	c := newCache(h.name, b)
 	keepAlways(c)
-	nc := len(cands)
+	nc := hi - lo
 	if !h.summaries || free <= 0 || nc <= free {
 		c.keepExact(topK(ordered, free), Anchor)
 		c.finishExact()
@@ -98,9 +97,18 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 	return c, nil
 }
 
-// haeOrder returns the candidates by HAE score, best first:
-// (1-lambda) R(a) + lambda R(1-H).
-func haeOrder(g *Group, cands []int32, lambda float64) []int32 {
+// haeOrder returns the candidates [lo, hi) by HAE score, best first:
+// (1-lambda) R(a) + lambda R(1-H). The order depends only on lambda and the
+// candidate range, not on the ratio, so it is computed once per group and
+// kept (callers must not modify it).
+func haeOrder(g *Group, lo, hi int, lambda float64) []int32 {
+	key := orderKey{lambda, lo, hi}
+	g.orderMu.Lock()
+	defer g.orderMu.Unlock()
+	if o, ok := g.orders[key]; ok {
+		return o
+	}
+	cands := span(lo, hi)
 	ra := make([]float64, len(cands))
 	rh := make([]float64, len(cands))
 	for i, j := range cands {
@@ -111,8 +119,22 @@ func haeOrder(g *Group, cands []int32, lambda float64) []int32 {
 	for i := range ra {
 		ra[i] = float64((1-lambda)*ra[i]) + float64(lambda*rh[i])
 	}
-	return byScore(cands, ra)
+	o := byScore(cands, ra)
+	if g.orders == nil || len(g.orders) >= maxOrders {
+		g.orders = map[orderKey][]int32{}
+	}
+	g.orders[key] = o
+	return o
 }
+
+// orderKey identifies a cached HAE order; maxOrders bounds the cache (a
+// user dragging the lambda slider creates one per position).
+type orderKey struct {
+	lambda float64
+	lo, hi int
+}
+
+const maxOrders = 64
 
 // binPlan is one planned split: anchors, the bin and its fitted summaries.
 type binPlan struct {

@@ -1,8 +1,8 @@
 package core
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 )
 
 func sortInt32(x []int32) { slices.Sort(x) }
@@ -30,11 +30,15 @@ func keepAlways(c *Cache) {
 // all values, scaled to [0, 1], ties broken stably by index (position).
 func rankPercentile(x []float64) []float64 {
 	m := len(x)
-	idx := make([]int, m)
+	idx := make([]int32, m)
 	for i := range idx {
-		idx[i] = i
+		idx[i] = int32(i)
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	// Ascending by value, ties by index: a total order, so the result does
+	// not depend on the sorting algorithm.
+	slices.SortFunc(idx, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(x[a], x[b]), cmp.Compare(a, b))
+	})
 	r := make([]float64, m)
 	if m == 1 {
 		r[0] = 1
@@ -49,11 +53,14 @@ func rankPercentile(x []float64) []float64 {
 // byScore returns the candidate positions ordered by score, highest first,
 // ties by lower position. score[i] belongs to pos[i].
 func byScore(pos []int32, score []float64) []int32 {
-	idx := make([]int, len(pos))
+	idx := make([]int32, len(pos))
 	for i := range idx {
-		idx[i] = i
+		idx[i] = int32(i)
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return score[idx[a]] > score[idx[b]] })
+	// Descending by score, ties by index (positions are ascending in pos).
+	slices.SortFunc(idx, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b))
+	})
 	out := make([]int32, len(pos))
 	for i, j := range idx {
 		out[i] = pos[j]
