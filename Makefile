@@ -5,7 +5,7 @@ WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 WASM_PKGS = ./core/...
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm lint bench bench-wasm samples fuzz run clean
+.PHONY: all build test test-native test-wasm lint bench bench-wasm samples fuzz run clean web serve test-e2e
 
 all: build
 
@@ -34,11 +34,15 @@ bench:
 bench-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
 
-## samples: regenerate the shipped samples byte for byte
+## samples: regenerate the shipped samples byte for byte (the real-model
+## capture needs the llama2.c checkpoint, see samples/README.md)
+MODELS ?= ../shared/models
 samples:
 	$(GO) run ./cmd/haeols gen -preset default -o samples/default.safetensors
 	$(GO) run ./cmd/haeols gen -preset needle -o samples/needle.safetensors
-	$(GO) run ./cmd/haeols gen -preset induction -o samples/induction.safetensors
+	@if [ -f $(MODELS)/stories260K.bin ]; then \
+		$(GO) run ./cmd/haeols capture -tokens 512 -o samples/stories260K.safetensors $(MODELS)/stories260K.bin; \
+	else echo "skipping samples/stories260K.safetensors: $(MODELS)/stories260K.bin not found"; fi
 
 ## fuzz: a short run of every fuzz target
 fuzz:
@@ -51,3 +55,63 @@ run:
 
 clean:
 	rm -rf bin
+
+## web: build the static site in web/dist (relative paths, any static host)
+# The wasm programs that exist are built (worker always; app and heatmap
+# when their directories are there), vugugen runs where .vugu files are
+# newer than their generated code, and every .wasm/.js/.html/.css/
+# .safetensors gets reproducible precompressed copies: .gz (gzip -9 -n) and,
+# when the brotli tool is installed, .br (brotli -q 11, cached by content
+# hash in ~/.cache/haeols-web since it is slow). The site is built in
+# web/dist.tmp under a lock and then swapped in.
+WEB_DIST  = web/dist
+WEB_WASM  = $(wildcard wasm/*/)
+WEB_SRC   = $(shell find core ui wasm assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) go.mod go.sum
+# What the app's first view loads: the default sample is the "default"
+# generator preset, made in the worker, so no sample file is in the list.
+WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js worker.wasm heatmap.html heatmap.wasm
+WASMFLAGS = -trimpath -ldflags='-s -w'
+
+web: $(WEB_DIST)/.built
+
+$(WEB_DIST)/.built: $(WEB_SRC)
+	@set -e; exec 9>"$${TMPDIR:-/tmp}/haeols-web-build.lock"; flock 9; \
+	for d in $$(find ui wasm -name '*.vugu' -printf '%h\n' 2>/dev/null | sort -u); do \
+		gen=$$(ls $$d/*_gen.go 2>/dev/null | head -1); \
+		if [ -z "$$gen" ] || [ -n "$$(find $$d -maxdepth 1 -name '*.vugu' -newer $$gen)" ]; then \
+			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d; fi; done; \
+	tmp=$(WEB_DIST).tmp; rm -rf $$tmp; mkdir -p $$tmp/samples; \
+	cp $$($(GO) env GOROOT)/lib/wasm/wasm_exec.js $$tmp/; \
+	cp $$(find web -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.png' -o -name '*.svg' \)) $$tmp/; \
+	for d in $(WEB_WASM); do n=$$(basename $$d); \
+		echo "GOOS=js GOARCH=wasm go build -o $(WEB_DIST)/$$n.wasm ./$$d"; \
+		GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $$tmp/$$n.wasm ./$$d; done; \
+	if ls samples/*.safetensors >/dev/null 2>&1; then cp samples/*.safetensors $$tmp/samples/; fi; \
+	find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' \) \
+		-exec gzip -9 -k -n -f {} \; ; \
+	if command -v brotli >/dev/null 2>&1; then \
+		cache=$${XDG_CACHE_HOME:-$$HOME/.cache}/haeols-web; mkdir -p $$cache; \
+		find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' \) | \
+		{ while read f; do h=$$(sha256sum $$f | cut -c1-64); \
+			{ if [ ! -s $$cache/$$h.br ]; then t=$$(mktemp $$cache/tmp.XXXXXX); brotli -q 11 -c $$f > $$t && mv $$t $$cache/$$h.br; fi; \
+			cp $$cache/$$h.br $$f.br; chmod 644 $$f.br; } & done; wait; }; \
+	else echo "brotli not found: gzip copies only (apt-get install brotli)"; fi; \
+	rm -rf $(WEB_DIST); mv $$tmp $(WEB_DIST); \
+	gz=0; br=0; echo "initial load, precompressed (bytes: gzip -9, brotli -q 11, uncompressed):"; \
+	for f in $(WEB_FIRST); do if [ -f $(WEB_DIST)/$$f ]; then \
+		g=$$(stat -c %s $(WEB_DIST)/$$f.gz); b=$$g; [ -f $(WEB_DIST)/$$f.br ] && b=$$(stat -c %s $(WEB_DIST)/$$f.br); \
+		gz=$$((gz + g)); br=$$((br + b)); \
+		printf '  %-28s %9d %9d %9d\n' $$f $$g $$b $$(stat -c %s $(WEB_DIST)/$$f); fi; done; \
+	awk -v g=$$gz -v b=$$br 'BEGIN { printf "  %-28s %9d %9d   (%.2f MB gzip, %.2f MB brotli)\n", "total", g, b, g / 1e6, b / 1e6 }'; \
+	for f in $$(cd $(WEB_DIST) && ls samples/*.safetensors 2>/dev/null); do \
+		printf '  %-28s %9d %9d %9d  (only when picked)\n' $$f $$(stat -c %s $(WEB_DIST)/$$f.gz) \
+			$$(stat -c %s $(WEB_DIST)/$$f.br 2>/dev/null || stat -c %s $(WEB_DIST)/$$f.gz) $$(stat -c %s $(WEB_DIST)/$$f); done; \
+	touch $@
+
+## serve: build the site if needed and serve it on 127.0.0.1 (prints the URL)
+serve: $(WEB_DIST)/.built
+	$(GO) run ./cmd/haeols serve
+
+## test-e2e: real-browser tests (headless Chromium via chromedp) of web/dist
+test-e2e: $(WEB_DIST)/.built
+	$(GO) test -count=1 -v ./web/e2e/

@@ -24,7 +24,12 @@ const (
 )
 
 // Request is a page's question to the worker. A newer request of the same Op
-// supersedes an older one that is still running (the worker drops it).
+// supersedes an older one that is queued or still running (the worker drops
+// it without an answer). Heads are answered before queued curves and grids,
+// and between KV heads of a running grid or curve; grid and curve work is
+// held back for 100 ms after each head request, so that a user scrubbing a
+// slider gets each head at once. A load waits for the requests sent before
+// it, and the requests sent after it wait for the load.
 type Request struct {
 	ID      int       `json:"id"`
 	Op      string    `json:"op"`
@@ -76,6 +81,10 @@ type Response struct {
 	Progress float64 `json:"progress,omitempty"`
 	// Done is false on progressive partial answers.
 	Done bool `json:"done"`
+	// ComputeMs is the time the worker spent on the request so far, from
+	// taking it off its queue to sending this answer (milliseconds; for
+	// measuring, not for display logic).
+	ComputeMs float64 `json:"compute_ms,omitempty"`
 }
 
 // Info describes the loaded sample.

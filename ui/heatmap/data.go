@@ -1,0 +1,186 @@
+package heatmap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// Class is what a compression method did with one prefix token. The values
+// are those of core.Class (the heatmap does not import core, to stay small).
+type Class uint8
+
+// Token classes, numbered as core.Class.
+const (
+	Evicted Class = iota
+	Sink
+	Recent
+	Anchor
+	Summarized
+	Approx
+	numClasses
+)
+
+var classNames = [...]string{"evicted", "sink", "recent", "anchor", "summarized", "approx"}
+
+// String returns the class name as core.Class does.
+func (c Class) String() string {
+	if c < numClasses {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// Data is one decoded proto.Maps message: the original and compressed
+// attention maps (Rows x Cols, row-major: the Calib calibration queries, then
+// the probe queries; columns are prefix positions), their absolute
+// difference, and per column the token class and summary segment.
+type Data struct {
+	Maps       proto.Maps
+	Orig, Comp []float32
+	// Diff is |Comp - Orig|, cell by cell.
+	Diff []float32
+	// Classes and Segments have Cols entries, or are nil when the message
+	// carried none.
+	Classes  []Class
+	Segments []int32
+	// needle marks the needle columns.
+	needle []bool
+}
+
+// Decode checks m and its buffers ("orig" and "comp": Rows x Cols
+// little-endian float32; "classes": Cols uint8, optional; "segments": Cols
+// little-endian int32, optional) and returns the decoded Data. Errors name
+// the offending field or buffer.
+func Decode(m proto.Maps, orig, comp, classes, segments []byte) (*Data, error) {
+	if m.Rows <= 0 || m.Cols <= 0 {
+		return nil, fmt.Errorf("heatmap: maps message: rows %d, cols %d: want both > 0", m.Rows, m.Cols)
+	}
+	if m.Calib < 0 || m.Calib > m.Rows {
+		return nil, fmt.Errorf("heatmap: maps message: calib %d outside [0, rows %d]", m.Calib, m.Rows)
+	}
+	if _, err := PanelsFor(m.Panel); err != nil {
+		return nil, err
+	}
+	n := m.Rows * m.Cols
+	d := &Data{Maps: m}
+	var err error
+	if d.Orig, err = floats("orig", orig, n); err != nil {
+		return nil, err
+	}
+	if d.Comp, err = floats("comp", comp, n); err != nil {
+		return nil, err
+	}
+	d.Diff = make([]float32, n)
+	for i := range d.Diff {
+		d.Diff[i] = float32(math.Abs(float64(d.Comp[i] - d.Orig[i])))
+	}
+	if len(classes) > 0 {
+		if len(classes) != m.Cols {
+			return nil, fmt.Errorf("heatmap: buffer \"classes\": %d bytes, want cols = %d", len(classes), m.Cols)
+		}
+		d.Classes = make([]Class, m.Cols)
+		for i, c := range classes {
+			if Class(c) >= numClasses {
+				return nil, fmt.Errorf("heatmap: buffer \"classes\": entry %d is %d, not a token class", i, c)
+			}
+			d.Classes[i] = Class(c)
+		}
+	}
+	if len(segments) > 0 {
+		if len(segments) != 4*m.Cols {
+			return nil, fmt.Errorf("heatmap: buffer \"segments\": %d bytes, want 4 x cols = %d", len(segments), 4*m.Cols)
+		}
+		d.Segments = make([]int32, m.Cols)
+		for i := range d.Segments {
+			d.Segments[i] = int32(binary.LittleEndian.Uint32(segments[4*i:]))
+		}
+	}
+	d.needle = make([]bool, m.Cols)
+	for _, p := range m.Needles {
+		if p < 0 || p >= m.Cols {
+			return nil, fmt.Errorf("heatmap: maps message: needle %d outside [0, cols %d)", p, m.Cols)
+		}
+		d.needle[p] = true
+	}
+	return d, nil
+}
+
+func floats(name string, b []byte, n int) ([]float32, error) {
+	if len(b) != 4*n {
+		return nil, fmt.Errorf("heatmap: buffer %q: %d bytes, want 4 x rows x cols = %d", name, len(b), 4*n)
+	}
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return f, nil
+}
+
+// Panel returns the values of a panel's map.
+func (d *Data) Panel(k PanelKind) []float32 {
+	switch k {
+	case PanelComp:
+		return d.Comp
+	case PanelDiff:
+		return d.Diff
+	}
+	return d.Orig
+}
+
+// Needle reports whether column c is a needle token.
+func (d *Data) Needle(c int) bool { return c >= 0 && c < len(d.needle) && d.needle[c] }
+
+// RowLabel names query row r: "calib i" for the calibration queries, "probe
+// i" for the probe queries, with the probe's token text when the message
+// carries it (TokenText holds the Cols prefix tokens, then one per probe).
+func (d *Data) RowLabel(r int) string {
+	if r < d.Maps.Calib {
+		return fmt.Sprintf("calib %d", r)
+	}
+	i := r - d.Maps.Calib
+	s := fmt.Sprintf("probe %d", i)
+	if t, ok := d.token(d.Maps.Cols + i); ok {
+		s += " " + t
+	}
+	return s
+}
+
+// ColLabel names key column c: "key c" and its token text when present.
+func (d *Data) ColLabel(c int) string {
+	s := fmt.Sprintf("key %d", c)
+	if t, ok := d.token(c); ok {
+		s += " " + t
+	}
+	return s
+}
+
+// token returns the quoted (ASCII, escaped) display text of position i,
+// shortened to 16 characters, if any.
+func (d *Data) token(i int) (string, bool) {
+	if i < 0 || i >= len(d.Maps.TokenText) {
+		return "", false
+	}
+	t := d.Maps.TokenText[i]
+	r := []rune(t)
+	if len(r) > 16 {
+		t = string(r[:14]) + ".."
+	}
+	// ASCII only: the canvas font is a bitmap font without other glyphs.
+	return fmt.Sprintf("%+q", t), true
+}
+
+// Class returns column c's class and segment (-1 when not summarized or
+// unknown); ok is false when the message carried no classes.
+func (d *Data) Class(c int) (cl Class, seg int32, ok bool) {
+	if d.Classes == nil || c < 0 || c >= len(d.Classes) {
+		return 0, -1, false
+	}
+	seg = -1
+	if d.Segments != nil {
+		seg = d.Segments[c]
+	}
+	return d.Classes[c], seg, true
+}

@@ -1,0 +1,115 @@
+package heatmap
+
+import "math"
+
+// Span is a half-open range [Lo, Hi) of cell indices along one axis.
+type Span struct{ Lo, Hi int }
+
+// AxisSpans returns, for each of the n pixels along an axis that shows the
+// cells [start, start+count) of a map with total cells, the cells that pixel
+// covers:
+//
+//   - zoomed out (count > n, a pixel covers more than one cell): every cell
+//     the pixel's interval [start + p*count/n, start + (p+1)*count/n)
+//     touches, so that pooling over them keeps every cell's value in at
+//     least one pixel;
+//   - zoomed in (count <= n): exactly one cell, the one under the pixel's
+//     centre (1:1, no blending).
+//
+// Spans are clipped to [0, total); a pixel past the map's edge gets an empty
+// span.
+func AxisSpans(n int, start, count float64, total int) []Span {
+	sp := make([]Span, max(n, 0))
+	for p := range sp {
+		sp[p] = AxisSpan(p, n, start, count, total)
+	}
+	return sp
+}
+
+// AxisSpan is the span of pixel p alone (see AxisSpans).
+func AxisSpan(p, n int, start, count float64, total int) Span {
+	if n <= 0 || !(count > 0) {
+		return Span{}
+	}
+	step := count / float64(n)
+	var lo, hi int
+	if step <= 1 {
+		c := int(math.Floor(start + (float64(p)+0.5)*step))
+		lo, hi = c, c+1
+	} else {
+		lo = int(math.Floor(start + float64(p)*step))
+		hi = int(math.Ceil(start + float64(p+1)*step))
+		if hi <= lo {
+			hi = lo + 1
+		}
+	}
+	lo, hi = max(lo, 0), min(hi, total)
+	if hi < lo {
+		hi = lo
+	}
+	return Span{lo, hi}
+}
+
+// CellPixel returns the pixel along an axis of n pixels showing cells
+// [start, start+count) whose interval contains the centre of cell c (it may
+// lie outside [0, n) when c is not visible).
+func CellPixel(c int, n int, start, count float64) int {
+	return int(math.Floor((float64(c) + 0.5 - start) / count * float64(n)))
+}
+
+// Pool max-pools the rows x cols row-major map src onto a w x h grid whose
+// pixel (x, y) covers the cells rowSpans[y] x colSpans[x] (see AxisSpans):
+// dst[y*w+x] is the maximum over those cells, or NaN where the span is
+// empty. dst is reused when it has room; the result is returned. The maximum
+// of NaN cells is NaN only when every cell is NaN.
+func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
+	w, h := len(colSpans), len(rowSpans)
+	if cap(dst) < w*h {
+		dst = make([]float32, w*h)
+	}
+	dst = dst[:w*h]
+	nan := float32(math.NaN())
+	for y, rs := range rowSpans {
+		out := dst[y*w : (y+1)*w]
+		if rs.Hi <= rs.Lo {
+			for x := range out {
+				out[x] = nan
+			}
+			continue
+		}
+		for x, cs := range colSpans {
+			m := nan
+			if cs.Hi > cs.Lo {
+				for r := rs.Lo; r < rs.Hi; r++ {
+					row := src[r*cols+cs.Lo : r*cols+cs.Hi]
+					for _, v := range row {
+						if v > m || m != m {
+							m = v
+						}
+					}
+				}
+			}
+			out[x] = m
+		}
+	}
+	return dst
+}
+
+// ArgMax returns the cell (row, col) with the largest value among rows rs x
+// columns cs of the rows x cols map src (the first one on ties), and false
+// when the block is empty.
+func ArgMax(src []float32, cols int, rs, cs Span) (row, col int, ok bool) {
+	if rs.Hi <= rs.Lo || cs.Hi <= cs.Lo {
+		return 0, 0, false
+	}
+	row, col = rs.Lo, cs.Lo
+	best := src[row*cols+col]
+	for r := rs.Lo; r < rs.Hi; r++ {
+		for c := cs.Lo; c < cs.Hi; c++ {
+			if v := src[r*cols+c]; v > best || best != best {
+				best, row, col = v, r, c
+			}
+		}
+	}
+	return row, col, true
+}

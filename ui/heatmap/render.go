@@ -1,0 +1,384 @@
+package heatmap
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Theme colours of the canvas. The class colours are from the Okabe-Ito
+// palette (Okabe and Ito, "Color Universal Design", 2008), chosen to stay
+// distinct under the common colour-vision deficiencies.
+var (
+	Background = color.RGBA{0xfa, 0xfa, 0xf7, 0xff}
+	Ink        = color.RGBA{0x22, 0x22, 0x22, 0xff}
+	Muted      = color.RGBA{0x66, 0x66, 0x66, 0xff}
+	NoData     = color.RGBA{0xe4, 0xe4, 0xe0, 0xff}
+	Crosshair  = color.RGBA{0xff, 0xff, 0xff, 0xff}
+	NeedleMark = color.RGBA{0xd5, 0x5e, 0x00, 0xff} // vermillion
+	// ClassColor is the strip colour of each class; summarized tokens
+	// alternate between ClassColor[Summarized] and SummarizedAlt by segment.
+	ClassColor = [numClasses]color.RGBA{
+		Evicted:    {0xc8, 0xc8, 0xc8, 0xff}, // light grey: gone
+		Sink:       {0x00, 0x72, 0xb2, 0xff}, // blue
+		Recent:     {0x56, 0xb4, 0xe9, 0xff}, // sky blue
+		Anchor:     {0xe6, 0x9f, 0x00, 0xff}, // orange
+		Summarized: {0x00, 0x9e, 0x73, 0xff}, // bluish green
+		Approx:     {0xcc, 0x79, 0xa7, 0xff}, // reddish purple
+	}
+	SummarizedAlt = color.RGBA{0x7f, 0xce, 0xb9, 0xff} // lighter bluish green
+)
+
+// classPriority orders the classes for a strip pixel that covers several
+// columns: the rarest, most informative class wins, so a single anchor
+// stays visible when zoomed out.
+var classPriority = [numClasses]int{Anchor: 5, Sink: 4, Recent: 3, Approx: 2, Summarized: 1, Evicted: 0}
+
+// StripColumn returns the column whose class a strip pixel covering columns
+// cs shows: the one of highest class priority (the first on ties).
+func (d *Data) StripColumn(cs Span) (int, bool) {
+	if d.Classes == nil || cs.Hi <= cs.Lo {
+		return 0, false
+	}
+	best := cs.Lo
+	for c := cs.Lo + 1; c < cs.Hi; c++ {
+		if classPriority[d.Classes[c]] > classPriority[d.Classes[best]] {
+			best = c
+		}
+	}
+	return best, true
+}
+
+// ClassColorAt returns the strip colour of column c.
+func (d *Data) ClassColorAt(c int) color.RGBA {
+	cl, seg, ok := d.Class(c)
+	if !ok {
+		return NoData
+	}
+	if cl == Summarized && seg >= 0 && seg%2 == 1 {
+		return SummarizedAlt
+	}
+	return ClassColor[cl]
+}
+
+// Readout is the hover readout: the cell under the cursor and its values.
+type Readout struct {
+	Kind     PanelKind
+	InMap    bool
+	Row, Col int
+	// Value is the hovered panel's value; Orig, Comp and Diff all three.
+	Value, Orig, Comp, Diff float32
+	Class                   Class
+	Segment                 int32
+	HasClass                bool
+}
+
+// Lookup resolves a Hit on d: in a map, the cell of largest value among the
+// cells the pixel pools (the one whose colour the pixel shows); in a strip,
+// the column whose class it shows.
+func (d *Data) Lookup(h Hit) (Readout, bool) {
+	r := Readout{Kind: h.Kind, InMap: h.InMap, Segment: -1}
+	if h.InMap {
+		row, col, ok := ArgMax(d.Panel(h.Kind), d.Maps.Cols, h.Rows, h.Cols)
+		if !ok {
+			return r, false
+		}
+		r.Row, r.Col = row, col
+		i := row*d.Maps.Cols + col
+		r.Orig, r.Comp, r.Diff = d.Orig[i], d.Comp[i], d.Diff[i]
+		r.Value = d.Panel(h.Kind)[i]
+	} else {
+		col, ok := d.StripColumn(h.Cols)
+		if !ok {
+			if h.Cols.Hi <= h.Cols.Lo {
+				return r, false
+			}
+			col = h.Cols.Lo
+		}
+		r.Row, r.Col = -1, col
+	}
+	r.Class, r.Segment, r.HasClass = d.Class(r.Col)
+	return r, true
+}
+
+// Text is the one-line readout shown in the canvas.
+func (r Readout) Text(d *Data) string {
+	var b strings.Builder
+	if r.InMap {
+		fmt.Fprintf(&b, "query %s | %s | orig %s comp %s diff %s", d.RowLabel(r.Row), d.ColLabel(r.Col),
+			FormatValue(r.Orig), FormatValue(r.Comp), FormatValue(r.Diff))
+	} else {
+		b.WriteString(d.ColLabel(r.Col))
+	}
+	if r.HasClass {
+		fmt.Fprintf(&b, " | %s", r.Class)
+		if r.Class == Summarized && r.Segment >= 0 {
+			fmt.Fprintf(&b, " #%d", r.Segment)
+		}
+	}
+	if d.Needle(r.Col) {
+		b.WriteString(" | needle")
+	}
+	return b.String()
+}
+
+// FormatValue prints an attention value compactly: 3 significant digits,
+// exponent form below 0.01.
+func FormatValue(v float32) string {
+	f := float64(v)
+	switch {
+	case f != f:
+		return "n/a"
+	case f == 0:
+		return "0"
+	case math.Abs(f) < 0.01:
+		return fmt.Sprintf("%.2e", f)
+	}
+	return fmt.Sprintf("%.3f", f)
+}
+
+// FormatTick prints a power-of-ten tick: "1e-4", "0.001" style kept short.
+func FormatTick(v float64) string {
+	e := math.Round(math.Log10(v))
+	if math.Abs(v-math.Pow(10, e)) < 1e-12*v {
+		if e >= 0 {
+			return fmt.Sprintf("%.0f", v)
+		}
+		return fmt.Sprintf("1e%.0f", e)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+// Renderer paints the canvas pixels (everything except text) and keeps its
+// scratch buffers between frames.
+type Renderer struct {
+	Colors *Colors
+	pool   []float32
+	// base caches the last painting without the crosshair, for the data,
+	// view and layout it shows.
+	base      *image.RGBA
+	baseData  *Data
+	baseView  View
+	baseW     int
+	baseH     int
+	baseFont  Font
+	baseBoxes []Box
+}
+
+// NewRenderer maps values through the named colormap on DefaultScale.
+func NewRenderer(colormap string) (*Renderer, error) {
+	c, err := NewColors(DefaultScale(), colormap)
+	if err != nil {
+		return nil, err
+	}
+	return &Renderer{Colors: c}, nil
+}
+
+// Render paints layout l for data d (nil: the waiting state, no panels)
+// under view v into img, whose bounds must be l's canvas (origin 0, 0).
+// hover, when not nil, draws a crosshair at its cell in every panel. d must
+// not change after it is rendered (a new message is a new Data).
+func (r *Renderer) Render(img *image.RGBA, l Layout, d *Data, v View, hover *Readout) {
+	// The maps, strips and legend change with the data, the view and the
+	// layout only; hovering redraws the crosshair over a cached copy.
+	if r.base == nil || r.baseData != d || r.baseView != v || r.baseW != l.W || r.baseH != l.H ||
+		r.baseFont != l.Font || !slices.Equal(r.baseBoxes, l.Boxes) || len(r.base.Pix) != len(img.Pix) {
+		if r.base == nil || r.base.Bounds() != img.Bounds() {
+			r.base = image.NewRGBA(img.Bounds())
+		}
+		r.paintBase(r.base, l, d, v)
+		r.baseData, r.baseView, r.baseW, r.baseH, r.baseFont = d, v, l.W, l.H, l.Font
+		r.baseBoxes = append(r.baseBoxes[:0], l.Boxes...)
+	}
+	copy(img.Pix, r.base.Pix)
+	if d == nil || hover == nil {
+		return
+	}
+	for _, b := range l.Boxes {
+		if b.Map.Empty() {
+			continue
+		}
+		px := CellPixel(hover.Col, b.Map.W, v.C0, v.CSpan)
+		if px >= 0 && px < b.Map.W {
+			dashV(img, b.Map.X+px, b.Map.Y, b.Map.H, Crosshair)
+		}
+		if hover.InMap {
+			py := CellPixel(hover.Row, b.Map.H, v.R0, v.RSpan)
+			if py >= 0 && py < b.Map.H {
+				dashH(img, b.Map.X, b.Map.Y+py, b.Map.W, Crosshair)
+			}
+		}
+	}
+}
+
+// paintBase paints everything but the hover crosshair.
+func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
+	fill(img, Rect{0, 0, l.W, l.H}, Background)
+	if d == nil {
+		return
+	}
+	cols := d.Maps.Cols
+	for _, b := range l.Boxes {
+		if b.Map.Empty() {
+			continue
+		}
+		rs := AxisSpans(b.Map.H, v.R0, v.RSpan, v.Rows)
+		cs := AxisSpans(b.Map.W, v.C0, v.CSpan, v.Cols)
+		r.pool = Pool(r.pool, d.Panel(b.Kind), cols, rs, cs)
+		for y := 0; y < b.Map.H; y++ {
+			o := img.PixOffset(b.Map.X, b.Map.Y+y)
+			row := img.Pix[o : o+4*b.Map.W]
+			for x := 0; x < b.Map.W; x++ {
+				val := r.pool[y*b.Map.W+x]
+				c := NoData
+				if val == val {
+					c = r.Colors.At(val)
+				}
+				row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = c.R, c.G, c.B, 255
+			}
+		}
+		// A tick left of the map where the probe rows start.
+		if c := d.Maps.Calib; c > 0 && c < d.Maps.Rows {
+			py := int(math.Floor((float64(c) - v.R0) / v.RSpan * float64(b.Map.H)))
+			if py >= 0 && py < b.Map.H {
+				w := max(l.Font.W/2, 3)
+				fill(img, Rect{b.Map.X - w - 1, b.Map.Y + py, w, max(l.Font.H/8, 1)}, Ink)
+			}
+		}
+		// Needle marks and class strip share the map's column spans.
+		for x, sp := range cs {
+			if col, ok := d.StripColumn(sp); ok {
+				fill(img, Rect{b.Strip.X + x, b.Strip.Y, 1, b.Strip.H}, d.ClassColorAt(col))
+			} else if sp.Hi > sp.Lo {
+				fill(img, Rect{b.Strip.X + x, b.Strip.Y, 1, b.Strip.H}, NoData)
+			}
+			for c := sp.Lo; c < sp.Hi; c++ {
+				if d.Needle(c) {
+					fill(img, Rect{b.Needles.X + x, b.Needles.Y, 1, b.Needles.H}, NeedleMark)
+					break
+				}
+			}
+		}
+	}
+	// Colour bar.
+	for x := 0; x < l.Bar.W; x++ {
+		t := (float64(x) + 0.5) / float64(l.Bar.W)
+		fill(img, Rect{l.Bar.X + x, l.Bar.Y, 1, l.Bar.H}, r.Colors.AtT(t))
+	}
+	for _, tk := range r.Colors.Scale.Ticks() {
+		if l.Bar.Empty() {
+			break
+		}
+		x := l.Bar.X + int(math.Round(r.Colors.Scale.T(tk)*float64(l.Bar.W-1)))
+		fill(img, Rect{x, l.Bar.Y + l.Bar.H, 1, max(l.Font.H/4, 2)}, Ink)
+	}
+	for _, s := range l.Swatches {
+		switch {
+		case s.Needle:
+			fill(img, Rect{s.Patch.X + s.Patch.W/2 - 1, s.Patch.Y, 2, s.Patch.H}, NeedleMark)
+		case s.Alt:
+			fill(img, Rect{s.Patch.X, s.Patch.Y, s.Patch.W / 2, s.Patch.H}, ClassColor[s.Class])
+			fill(img, Rect{s.Patch.X + s.Patch.W/2, s.Patch.Y, s.Patch.W - s.Patch.W/2, s.Patch.H}, SummarizedAlt)
+		default:
+			fill(img, s.Patch, ClassColor[s.Class])
+		}
+	}
+}
+
+// Labels returns the text to draw on layout l: the header (or the waiting
+// message when d is nil), the panel titles, the bar's ticks, the swatch
+// names and the readout. Text is cut to fit its line.
+func (r *Renderer) Labels(l Layout, d *Data, v View, hover *Readout) []Label {
+	f := l.Font
+	fit := func(x, y, w int, s string) Label {
+		if n := f.MaxChars(w); len(s) > n {
+			s = s[:max(n, 0)]
+		}
+		return Label{x, y, s}
+	}
+	var out []Label
+	if d == nil {
+		msg := "waiting for data..."
+		x := max((l.W-len(msg)*f.W)/2, 0)
+		return []Label{fit(x, l.H/2-f.H/2, l.W-x, msg)}
+	}
+	m := d.Maps
+	head := m.Title
+	if m.Method != "" {
+		head = strings.TrimSpace(fmt.Sprintf("%s  %s at ratio %.2f  err %s", head, m.Method, m.Ratio, FormatValue(float32(m.Err))))
+	}
+	out = append(out, fit(l.Header.X, l.Header.Y, l.Header.W, head))
+	zoom := ""
+	if !v.Whole() {
+		zoom = fmt.Sprintf("  rows %d-%d, keys %d-%d", int(v.R0), int(math.Ceil(v.R0+v.RSpan))-1, int(v.C0), int(math.Ceil(v.C0+v.CSpan))-1)
+	}
+	for i, b := range l.Boxes {
+		t := b.Kind.Title()
+		if i == 0 {
+			t += zoom
+		}
+		out = append(out, fit(b.Title.X, b.Title.Y, b.Title.W, t))
+	}
+	for _, tk := range r.Colors.Scale.Ticks() {
+		if l.Bar.Empty() {
+			break
+		}
+		s := FormatTick(tk)
+		x := l.Bar.X + int(math.Round(r.Colors.Scale.T(tk)*float64(l.Bar.W-1))) - len(s)*f.W/2
+		x = min(max(x, 0), l.W-len(s)*f.W)
+		out = append(out, Label{x, l.BarTicks.Y + max(f.H/4, 2), s})
+	}
+	for _, s := range l.Swatches {
+		out = append(out, fit(s.Label.X, s.Label.Y, l.W-s.Label.X, s.Label.Text))
+	}
+	ro := "hover: values | wheel: zoom | drag: pan | double-click: all"
+	if hover != nil {
+		ro = hover.Text(d)
+	}
+	first, rest := wrap(ro, f.MaxChars(l.Readout.W))
+	out = append(out, fit(l.Readout.X, l.Readout.Y, l.Readout.W, first))
+	if rest != "" && l.Readout.H >= 2*f.H {
+		out = append(out, fit(l.Readout.X, l.Readout.Y+f.H, l.Readout.W, rest))
+	}
+	return out
+}
+
+// wrap splits s into a first line of at most n characters, breaking after
+// the last " | " that fits (or at n), and the rest.
+func wrap(s string, n int) (string, string) {
+	if len(s) <= n || n <= 0 {
+		return s, ""
+	}
+	if i := strings.LastIndex(s[:n], " | "); i > 0 {
+		return s[:i], s[i+3:]
+	}
+	return s[:n], s[n:]
+}
+
+func fill(img *image.RGBA, r Rect, c color.RGBA) {
+	b := img.Bounds()
+	x0, y0 := max(r.X, b.Min.X), max(r.Y, b.Min.Y)
+	x1, y1 := min(r.X+r.W, b.Max.X), min(r.Y+r.H, b.Max.Y)
+	for y := y0; y < y1; y++ {
+		o := img.PixOffset(x0, y)
+		for x := x0; x < x1; x++ {
+			img.Pix[o], img.Pix[o+1], img.Pix[o+2], img.Pix[o+3] = c.R, c.G, c.B, c.A
+			o += 4
+		}
+	}
+}
+
+func dashV(img *image.RGBA, x, y, h int, c color.RGBA) {
+	for i := 0; i < h; i += 4 {
+		fill(img, Rect{x, y + i, 1, min(2, h-i)}, c)
+	}
+}
+
+func dashH(img *image.RGBA, x, y, w int, c color.RGBA) {
+	for i := 0; i < w; i += 4 {
+		fill(img, Rect{x + i, y, min(2, w-i), 1}, c)
+	}
+}

@@ -1,0 +1,133 @@
+package heatmap
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"github.com/haeols/haeols/assets"
+)
+
+// DefaultFloor is the smallest attention probability the colour scale
+// distinguishes: values at or below it (including the zeros of evicted
+// tokens) get the colour of the floor. Attention is heavy-tailed: in the
+// shipped samples the median probability of a head's map lies between
+// 1e-7 and 1e-3 and its largest near 1, so six decades show the structure
+// of peaked and of diffuse heads alike.
+const DefaultFloor = 1e-6
+
+// Scale maps a value to [0, 1] by log10, clipped to [Floor, Top]:
+// t = (log10 v - log10 Floor) / (log10 Top - log10 Floor).
+//
+// The heatmap uses one Scale, [DefaultFloor, 1] = [1e-6, 1], for the original map, the
+// compressed map and their absolute difference |comp - orig|: attention
+// probabilities never exceed 1, so the same colour means the same number in
+// every panel and the colours do not shift while the ratio is scrubbed.
+type Scale struct {
+	Floor, Top float64
+}
+
+// NewScale returns the scale over [floor, top]. It fails unless
+// 0 < floor < top and both are finite.
+func NewScale(floor, top float64) (Scale, error) {
+	if !(floor > 0) || !(top > floor) || math.IsInf(top, 0) {
+		return Scale{}, fmt.Errorf("heatmap: scale needs 0 < floor < top, got floor %g top %g", floor, top)
+	}
+	return Scale{Floor: floor, Top: top}, nil
+}
+
+// DefaultScale is the scale [DefaultFloor, 1] used for all three panels.
+func DefaultScale() Scale { return Scale{Floor: DefaultFloor, Top: 1} }
+
+// T maps v to [0, 1]. NaN and values at or below Floor give 0, values at or
+// above Top give 1.
+func (s Scale) T(v float64) float64 {
+	if !(v > s.Floor) { // also NaN
+		return 0
+	}
+	if v >= s.Top {
+		return 1
+	}
+	return (math.Log10(v) - math.Log10(s.Floor)) / (math.Log10(s.Top) - math.Log10(s.Floor))
+}
+
+// Value is the inverse of T for t in [0, 1] (clamped).
+func (s Scale) Value(t float64) float64 {
+	t = min(max(t, 0), 1)
+	lf, lt := math.Log10(s.Floor), math.Log10(s.Top)
+	return math.Pow(10, lf+t*(lt-lf))
+}
+
+// Ticks returns the powers of ten in [Floor, Top], ascending, for the legend.
+func (s Scale) Ticks() []float64 {
+	var ts []float64
+	for e := math.Ceil(math.Log10(s.Floor) - 1e-9); e <= math.Log10(s.Top)+1e-9; e++ {
+		ts = append(ts, math.Pow(10, e))
+	}
+	return ts
+}
+
+// lutSize is the number of colours precomputed from a colormap.
+const lutSize = 256
+
+// Colors maps values to colours: a Scale followed by a colormap from package
+// assets, read through a 256-entry lookup table.
+type Colors struct {
+	Scale Scale
+	Name  string // colormap name
+	lut   [lutSize]color.RGBA
+	// thresholds[i] is the smallest value whose lookup index is >= i
+	// (i >= 1), so Index needs no logarithm.
+	thresholds [lutSize]float32
+}
+
+// NewColors builds the mapping of s through the named colormap of package
+// assets (e.g. "viridis").
+func NewColors(s Scale, colormap string) (*Colors, error) {
+	m, err := assets.Colormap(colormap)
+	if err != nil {
+		return nil, err
+	}
+	c := &Colors{Scale: s, Name: colormap}
+	for i := range c.lut {
+		c.lut[i] = m.At(float64(i) / (lutSize - 1))
+	}
+	// Index i covers t in [(i-0.5)/(n-1), (i+0.5)/(n-1)): round(t*(n-1)).
+	for i := 1; i < lutSize; i++ {
+		c.thresholds[i] = float32(s.Value((float64(i) - 0.5) / (lutSize - 1)))
+	}
+	return c, nil
+}
+
+// Index returns the lookup-table index of v: round(Scale.T(v) * 255),
+// computed by binary search over precomputed thresholds.
+func (c *Colors) Index(v float32) int {
+	if !(v > c.thresholds[1]) {
+		if v == c.thresholds[1] {
+			return 1
+		}
+		return 0
+	}
+	lo, hi := 1, lutSize-1 // thresholds[lo] <= v
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if c.thresholds[mid] <= v {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// At returns the colour of v.
+func (c *Colors) At(v float32) color.RGBA { return c.lut[c.Index(v)] }
+
+// AtT returns the colour at t in [0, 1] of the colormap (for the legend).
+func (c *Colors) AtT(t float64) color.RGBA {
+	t = min(max(t, 0), 1)
+	if t != t {
+		t = 0
+	}
+	return c.lut[int(math.Round(t*(lutSize-1)))]
+}

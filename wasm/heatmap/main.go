@@ -1,0 +1,345 @@
+//go:build js && wasm
+
+// Command heatmap is the haeols attention heatmap renderer for the browser:
+// an ebiten program (GOOS=js GOARCH=wasm, served as heatmap.wasm by
+// heatmap.html) that draws the original | compressed | difference attention
+// maps of one head with their token-class strips and a colour legend.
+//
+// It is meant to live in an iframe. Its parent posts proto.Maps messages as
+// {json: "...", buffers: {orig, comp, classes, segments: ArrayBuffer}}; only
+// messages whose source is the parent window and whose origin is the page's
+// own are read, the latest one wins. The renderer posts to its parent:
+//
+//	{type: "heatmap-ready"}                       once started
+//	{type: "heatmap-drawn", rows, cols, ratio}    after drawing a new message
+//	{type: "heatmap-hover", panel, row, col, value}  when the hovered cell
+//	                                              changes (row -1 on leaving;
+//	                                              row -1 with a col: the strip)
+//	{type: "heatmap-view", rows, cols, r0, rspan, c0, cspan}
+//	                                              when the visible cells change
+//	{type: "heatmap-error", error}                when a message is rejected
+//
+// The mouse wheel zooms about the cursor, dragging pans, a double click (or
+// the 0 key) shows the whole map again; with the canvas focused, + and -
+// zoom and the arrow keys pan. All drawing, text included (a
+// bitmap font, no font shaping library), is done into an RGBA buffer by
+// package github.com/haeols/haeols/ui/heatmap; ebiten only shows it.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"image"
+	"math"
+	"sync"
+	"syscall/js"
+
+	"github.com/hajimehoshi/ebiten/v2"
+	"github.com/hajimehoshi/ebiten/v2/inpututil"
+
+	"github.com/haeols/haeols/ui/heatmap"
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// inbox holds the latest message from the parent until Update takes it.
+type inbox struct {
+	mu    sync.Mutex
+	data  *heatmap.Data
+	reset bool // a double click asked for the whole map
+}
+
+func (b *inbox) askReset() {
+	b.mu.Lock()
+	b.reset = true
+	b.mu.Unlock()
+}
+
+func (b *inbox) takeReset() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.reset
+	b.reset = false
+	return r
+}
+
+func (b *inbox) put(d *heatmap.Data) {
+	b.mu.Lock()
+	b.data = d
+	b.mu.Unlock()
+}
+
+func (b *inbox) take() *heatmap.Data {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.data
+	b.data = nil
+	return d
+}
+
+type game struct {
+	in       *inbox
+	r        *heatmap.Renderer
+	data     *heatmap.Data
+	panels   []heatmap.PanelKind
+	view     heatmap.View
+	lay      heatmap.Layout
+	w, h     int
+	scale    int // integer text scale (device pixels per font pixel)
+	img      *image.RGBA
+	canvas   *ebiten.Image
+	dirty    bool
+	hover    *heatmap.Readout
+	lastHov  [3]int
+	drag     bool
+	dragX    int
+	dragY    int
+	dragView heatmap.View
+	posted   heatmap.View // the view last reported to the parent
+	drawnMsg bool
+}
+
+// Update takes new data, reads the mouse and keyboard and marks the canvas
+// dirty when anything visible changed.
+func (g *game) Update() error {
+	if d := g.in.take(); d != nil {
+		panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
+		if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
+			g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
+		}
+		g.data, g.panels, g.dirty, g.drawnMsg = d, panels, true, true
+		g.relayout()
+	}
+	if g.data == nil {
+		return nil
+	}
+	x, y := ebiten.CursorPosition()
+	// Zoom about the cursor.
+	if _, wy := ebiten.Wheel(); wy != 0 {
+		if fx, fy, ok := g.lay.MapFraction(x, y); ok {
+			// Browsers report about 100 per wheel notch (less, finely, on
+			// touchpads): a notch zooms by e^0.2, about 1.22.
+			g.view = g.view.Zoom(math.Exp(0.002*math.Max(-300, math.Min(300, wy))), fx, fy)
+			g.dirty = true
+		}
+	}
+	// Drag to pan; double click (a DOM event: quick clicks can fall
+	// between two ticks) to reset.
+	if inpututil.IsMouseButtonJustPressed(ebiten.MouseButtonLeft) {
+		if _, _, ok := g.lay.MapFraction(x, y); ok {
+			g.drag, g.dragX, g.dragY, g.dragView = true, x, y, g.view
+		}
+	}
+	if g.in.takeReset() {
+		g.drag = false
+		g.view, g.dirty = heatmap.NewView(g.view.Rows, g.view.Cols), true
+	}
+	if g.drag {
+		if !ebiten.IsMouseButtonPressed(ebiten.MouseButtonLeft) {
+			g.drag = false
+		} else if mw, mh := g.lay.MapSize(); mw > 0 && mh > 0 && (x != g.dragX || y != g.dragY) {
+			g.view = g.dragView.Pan(float64(x-g.dragX)/float64(mw), float64(y-g.dragY)/float64(mh))
+			g.dirty = true
+		}
+	}
+	// Keyboard (when the canvas has focus): + and - zoom about the centre,
+	// arrows pan by a tenth, 0 shows the whole map.
+	pressed := func(keys ...ebiten.Key) bool {
+		for _, k := range keys {
+			// Once on the press, then repeating every 4 ticks after 20.
+			if d := inpututil.KeyPressDuration(k); d == 1 || d > 20 && d%4 == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	old := g.view
+	switch {
+	case pressed(ebiten.KeyDigit0, ebiten.KeyNumpad0):
+		g.view = heatmap.NewView(g.view.Rows, g.view.Cols)
+	case pressed(ebiten.KeyEqual, ebiten.KeyNumpadAdd):
+		g.view = g.view.Zoom(1.25, 0.5, 0.5)
+	case pressed(ebiten.KeyMinus, ebiten.KeyNumpadSubtract):
+		g.view = g.view.Zoom(0.8, 0.5, 0.5)
+	case pressed(ebiten.KeyArrowLeft):
+		g.view = g.view.Pan(0.1, 0)
+	case pressed(ebiten.KeyArrowRight):
+		g.view = g.view.Pan(-0.1, 0)
+	case pressed(ebiten.KeyArrowUp):
+		g.view = g.view.Pan(0, 0.1)
+	case pressed(ebiten.KeyArrowDown):
+		g.view = g.view.Pan(0, -0.1)
+	}
+	if g.view != old {
+		g.dirty = true
+	}
+	g.updateHover(x, y)
+	if g.view != g.posted {
+		g.posted = g.view
+		v := g.view
+		post(map[string]any{"type": "heatmap-view", "rows": v.Rows, "cols": v.Cols, "r0": v.R0, "rspan": v.RSpan, "c0": v.C0, "cspan": v.CSpan})
+	}
+	return nil
+}
+
+func (g *game) updateHover(x, y int) {
+	var ro *heatmap.Readout
+	if h, ok := g.lay.Hit(x, y, g.view); ok {
+		if r, ok := g.data.Lookup(h); ok {
+			ro = &r
+		}
+	}
+	key := [3]int{-1, -1, -1}
+	if ro != nil {
+		key = [3]int{int(ro.Kind), ro.Row, ro.Col}
+	}
+	if key == g.lastHov {
+		return
+	}
+	g.lastHov, g.hover, g.dirty = key, ro, true
+	msg := map[string]any{"type": "heatmap-hover", "row": -1, "col": -1, "value": nil}
+	if ro != nil {
+		msg["panel"], msg["row"], msg["col"] = ro.Kind.Name(), ro.Row, ro.Col
+		if ro.InMap && !math.IsNaN(float64(ro.Value)) {
+			msg["value"] = float64(ro.Value)
+		}
+	}
+	post(msg)
+}
+
+func (g *game) relayout() {
+	rows, cols := 1, 1
+	if g.data != nil {
+		rows, cols = g.data.Maps.Rows, g.data.Maps.Cols
+	}
+	g.lay = heatmap.NewLayout(g.w, g.h, g.panels, rows, cols, heatmap.TextFont(g.scale))
+	g.dirty = true
+}
+
+// Draw repaints only when something changed (the screen is not cleared
+// between frames).
+func (g *game) Draw(screen *ebiten.Image) {
+	if !g.dirty && g.canvas != nil {
+		return
+	}
+	if g.img == nil || g.img.Bounds().Dx() != g.w || g.img.Bounds().Dy() != g.h {
+		g.img = image.NewRGBA(image.Rect(0, 0, g.w, g.h))
+		if g.canvas != nil {
+			g.canvas.Deallocate()
+		}
+		g.canvas = ebiten.NewImage(g.w, g.h)
+	}
+	var hover *heatmap.Readout
+	if g.data != nil {
+		hover = g.hover
+	}
+	g.r.Render(g.img, g.lay, g.data, g.view, hover)
+	heatmap.DrawLabels(g.img, g.r.Labels(g.lay, g.data, g.view, hover), g.scale, heatmap.Ink)
+	g.canvas.WritePixels(g.img.Pix)
+	screen.DrawImage(g.canvas, nil)
+	g.dirty = false
+	if g.drawnMsg && g.data != nil {
+		g.drawnMsg = false
+		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio})
+	}
+}
+
+// Layout renders at device pixels: the canvas is the iframe's CSS size times
+// the device scale factor, so maps stay sharp on high-density screens.
+func (g *game) Layout(outsideW, outsideH int) (int, int) {
+	dsf := ebiten.Monitor().DeviceScaleFactor()
+	w, h := max(int(float64(outsideW)*dsf), 1), max(int(float64(outsideH)*dsf), 1)
+	s := max(int(math.Round(dsf)), 1)
+	if w != g.w || h != g.h || s != g.scale {
+		g.w, g.h, g.scale = w, h, s
+		g.relayout()
+	}
+	return w, h
+}
+
+// post sends msg to the parent window.
+func post(msg map[string]any) {
+	parent := js.Global().Get("parent")
+	if parent.Equal(js.Global().Get("window")) {
+		return
+	}
+	parent.Call("postMessage", js.ValueOf(msg), "*")
+}
+
+// listen receives proto.Maps messages from the parent window, starting
+// with the one heatmap.html kept while the program loaded.
+func listen(in *inbox) {
+	window := js.Global().Get("window")
+	origin := window.Get("location").Get("origin").String()
+	receive := func(data js.Value) {
+		d, err := decode(data)
+		if err != nil {
+			js.Global().Get("console").Call("error", "heatmap: "+err.Error())
+			post(map[string]any{"type": "heatmap-error", "error": err.Error()})
+			return
+		}
+		if d != nil {
+			in.put(d)
+		}
+	}
+	cb := js.FuncOf(func(this js.Value, args []js.Value) any {
+		ev := args[0]
+		if !ev.Get("source").Equal(window.Get("parent")) || window.Get("parent").Equal(window) || ev.Get("origin").String() != origin {
+			return nil
+		}
+		receive(ev.Get("data"))
+		return nil
+	})
+	window.Call("addEventListener", "message", cb)
+	window.Call("addEventListener", "dblclick", js.FuncOf(func(this js.Value, args []js.Value) any {
+		in.askReset()
+		return nil
+	}))
+	if started := window.Get("haeolsHeatmapStarted"); started.Type() == js.TypeFunction {
+		if p := started.Invoke(); p.Type() == js.TypeObject {
+			receive(p)
+		}
+	}
+}
+
+// decode reads {json, buffers} into Data; other messages give nil, nil.
+func decode(v js.Value) (*heatmap.Data, error) {
+	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
+		return nil, nil
+	}
+	var m proto.Maps
+	if err := json.Unmarshal([]byte(v.Get("json").String()), &m); err != nil {
+		return nil, fmt.Errorf("maps message: %w", err)
+	}
+	bufs := v.Get("buffers")
+	get := func(name string) []byte {
+		if bufs.Type() != js.TypeObject {
+			return nil
+		}
+		b := bufs.Get(name)
+		if b.Type() != js.TypeObject {
+			return nil
+		}
+		u := js.Global().Get("Uint8Array").New(b)
+		out := make([]byte, u.Get("length").Int())
+		js.CopyBytesToGo(out, u)
+		return out
+	}
+	return heatmap.Decode(m, get("orig"), get("comp"), get("classes"), get("segments"))
+}
+
+func main() {
+	r, err := heatmap.NewRenderer("viridis")
+	if err != nil {
+		panic(err)
+	}
+	g := &game{in: &inbox{}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}}
+	g.panels, _ = heatmap.PanelsFor("all")
+	listen(g.in)
+	ebiten.SetScreenClearedEveryFrame(false)
+	ebiten.SetRunnableOnUnfocused(true)
+	ebiten.SetWindowTitle("haeols heatmap")
+	post(map[string]any{"type": "heatmap-ready"})
+	if err := ebiten.RunGame(g); err != nil {
+		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
+	}
+}

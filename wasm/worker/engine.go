@@ -1,0 +1,553 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strings"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// Limits on what the worker accepts, so that a wrong file gives a message
+// instead of exhausting the tab's memory.
+const (
+	// MaxFileBytes bounds a user's sample or checkpoint file.
+	MaxFileBytes = 1 << 30
+	// MaxCaptureBytes bounds the q, k and v tensors of a llama capture.
+	MaxCaptureBytes = 768 << 20
+	// maxCaches bounds the compressed caches kept for reuse.
+	maxCaches = 512
+)
+
+// Emit sends one response with its named binary buffers to the page.
+type Emit func(r proto.Response, buffers map[string][]byte)
+
+// Check is called between units of long work (one KV head of a grid, one
+// point of a curve). It may answer more urgent requests meanwhile, and
+// returns true when the current request has been superseded and should stop.
+type Check func() bool
+
+// Engine is the core behind the worker: the loaded sample's core.Model
+// (whose per-KV-head analysis is cached across requests) and the compressed
+// caches of recent requests. It is not safe for concurrent use.
+type Engine struct {
+	// Fetch returns the bytes of a file of the app's own static site, by
+	// relative URL (Source kind "url").
+	Fetch func(url string) ([]byte, error)
+
+	model  *core.Model
+	info   *proto.Info
+	caches map[cacheKey]*cacheEntry
+	order  []cacheKey
+	// focus is the last head asked for (layer, query head, method,
+	// parameters): Prefetch compresses around it while the worker is idle.
+	focus    *proto.Request
+	prefetch []cacheKey // what Prefetch still has to do for focus
+}
+
+type cacheKey struct {
+	layer, kv int
+	method    string
+	params    core.Params
+}
+
+type cacheEntry struct {
+	c   *core.Cache
+	err error
+}
+
+// Info returns the loaded sample's description, or nil before the first
+// successful load.
+func (e *Engine) Info() *proto.Info { return e.info }
+
+// Handle answers one request, emitting progress and result responses. Heavy
+// requests call check between units of work.
+func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, check Check) {
+	if check == nil {
+		check = func() bool { return false }
+	}
+	fail := func(err error) {
+		emit(proto.Response{ID: req.ID, Op: req.Op, Error: err.Error(), Done: true}, nil)
+	}
+	if req.Op != proto.OpLoad && e.model == nil {
+		fail(fmt.Errorf("%s: no sample loaded yet (send a %q request first)", req.Op, proto.OpLoad))
+		return
+	}
+	var err error
+	switch req.Op {
+	case proto.OpLoad:
+		err = e.load(req, bufs, emit)
+	case proto.OpGrid:
+		err = e.grid(req, emit, check)
+	case proto.OpHead:
+		err = e.head(req, emit)
+	case proto.OpCurve:
+		err = e.curve(req, emit, check)
+	default:
+		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve)
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+// coreParams turns the page's parameters into core.Params (the defaults
+// for sinks, recent window and summaries).
+func coreParams(p proto.Params) core.Params {
+	c := core.DefaultParams(p.Ratio)
+	c.Lambda, c.Phi, c.Tau = p.Lambda, p.Phi, p.Tau
+	return c
+}
+
+// load replaces the model with the requested sample; on error the previous
+// sample stays loaded.
+func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) error {
+	src := req.Source
+	if src == nil {
+		return errors.New("load: no source given")
+	}
+	progress := func(p float64) {
+		emit(proto.Response{ID: req.ID, Op: req.Op, Progress: p}, nil)
+	}
+	var (
+		s    *sample.Sample
+		name string
+		err  error
+	)
+	switch src.Kind {
+	case "preset":
+		name = src.Preset
+		if name == "" {
+			name = "default"
+		}
+		var cfg gen.Config
+		if cfg, err = gen.DefaultConfig(name); err != nil {
+			return fmt.Errorf("load preset: %w", err)
+		}
+		if src.Seed != 0 {
+			cfg.Seed = src.Seed
+		}
+		if s, err = gen.Generate(cfg); err != nil {
+			return fmt.Errorf("load preset %q: %w", name, err)
+		}
+	case "url":
+		if err := checkLocalURL(src.URL); err != nil {
+			return err
+		}
+		if e.Fetch == nil {
+			return fmt.Errorf("load %s: fetching is not available here", src.URL)
+		}
+		name = path.Base(strings.SplitN(src.URL, "?", 2)[0])
+		data, err := e.Fetch(src.URL)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", src.URL, err)
+		}
+		progress(0.5)
+		if s, err = sample.Decode(name, data); err != nil {
+			return err
+		}
+	case "file":
+		name = src.Name
+		data, err := fileBuffer(src, bufs)
+		if err != nil {
+			return err
+		}
+		if s, err = sample.Decode(name, data); err != nil {
+			return err
+		}
+	case "llama":
+		name = src.Name
+		data, err := fileBuffer(src, bufs)
+		if err != nil {
+			return err
+		}
+		if s, err = captureLlama(name, data, src.Tokens, progress); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("load: unknown source kind %q (known: preset, url, file, llama)", src.Kind)
+	}
+	m, err := core.NewModel(s, core.Options{})
+	if err != nil {
+		return fmt.Errorf("load %s: %w", name, err)
+	}
+	e.model, e.info = m, infoOf(name, s)
+	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+	return nil
+}
+
+// checkLocalURL refuses URLs that would leave the app's own static files.
+func checkLocalURL(u string) error {
+	switch {
+	case u == "":
+		return errors.New("load: empty url")
+	case strings.Contains(u, ":") || strings.HasPrefix(u, "/") || strings.HasPrefix(u, "\\"):
+		return fmt.Errorf("load %s: only relative urls of the app's own files are fetched (e.g. samples/default.safetensors)", u)
+	}
+	return nil
+}
+
+func fileBuffer(src *proto.Source, bufs map[string][]byte) ([]byte, error) {
+	data, ok := bufs["file"]
+	switch {
+	case src.Name == "":
+		return nil, fmt.Errorf("load %s: the file has no name", src.Kind)
+	case !ok:
+		return nil, fmt.Errorf("load %s: the message carries no buffer \"file\"", src.Name)
+	case len(data) == 0:
+		return nil, fmt.Errorf("load %s: the file is empty", src.Name)
+	case len(data) > MaxFileBytes:
+		return nil, fmt.Errorf("load %s: %d MiB is more than the %d MiB the browser app reads", src.Name, len(data)>>20, MaxFileBytes>>20)
+	}
+	return data, nil
+}
+
+// captureLlama runs a llama2.c checkpoint greedily from BOS over tokens
+// positions (0: its whole context) and returns the captured sample.
+func captureLlama(name string, data []byte, tokens int, progress func(float64)) (*sample.Sample, error) {
+	m, err := llama.Decode(name, data)
+	if err != nil {
+		return nil, err
+	}
+	progress(0.1)
+	cfg := m.Config()
+	n := cfg.SeqLen
+	if tokens > 0 {
+		n = min(tokens, n)
+	}
+	if n < 16 {
+		return nil, fmt.Errorf("llama: %s: %d positions is too few to capture (want at least 16)", name, n)
+	}
+	bytes := 4 * int64(cfg.Layers) * int64(n) * int64(cfg.HeadSize()) * int64(2*cfg.Heads+2*cfg.KVHeads)
+	if bytes > MaxCaptureBytes {
+		return nil, fmt.Errorf("llama: %s: capturing %d positions needs %d MiB, more than the %d MiB the browser app allows; ask for fewer tokens", name, n, bytes>>20, MaxCaptureBytes>>20)
+	}
+	c, err := m.Capture([]int{llama.BOS}, n-1, llama.Greedy)
+	if err != nil {
+		return nil, err
+	}
+	progress(0.9)
+	return c.Sample(0, nil)
+}
+
+func infoOf(name string, s *sample.Sample) *proto.Info {
+	in := &proto.Info{
+		Name: name, Model: s.Meta.Model, Source: s.Meta.Source, Description: s.Meta.Description,
+		Layers: s.L, Heads: s.H, KVHeads: s.HKV, Tokens: s.N, Prefix: s.Prefix(), Dim: s.D,
+		TokenText: s.Meta.Tokens, Needles: s.Meta.Needles, NeedleProbes: s.Meta.NeedleProbes,
+	}
+	for _, n := range core.MethodNames() {
+		m, _ := core.Lookup(n)
+		in.Methods = append(in.Methods, proto.Method{Name: n, Describe: m.Describe()})
+	}
+	return in
+}
+
+// compress returns the (cached) cache of one KV head.
+func (e *Engine) compress(l, kv int, method string, p core.Params) (*core.Cache, error) {
+	k := cacheKey{l, kv, method, p}
+	if ce, ok := e.caches[k]; ok {
+		return ce.c, ce.err
+	}
+	g, err := e.model.Group(l, kv)
+	if err != nil {
+		return nil, err
+	}
+	c, err := g.Compress(method, p)
+	if e.caches == nil {
+		e.caches = map[cacheKey]*cacheEntry{}
+	}
+	if len(e.order) >= maxCaches {
+		delete(e.caches, e.order[0])
+		e.order = e.order[1:]
+	}
+	e.caches[k] = &cacheEntry{c, err}
+	e.order = append(e.order, k)
+	return c, err
+}
+
+// cellOf converts core metrics into a grid cell.
+func cellOf(m core.Metrics) proto.Cell {
+	return proto.Cell{
+		Layer: m.Layer, Head: m.Head, Err: proto.Num(m.Err), ErrMax: proto.Num(m.ErrMax),
+		ErrP95: proto.Num(m.ErrP95), ErrCal: proto.Num(m.ErrCal), Cos: proto.Num(m.Cos),
+		Ratio: proto.Num(m.Ratio), NeedleErr: proto.Num(m.NeedleErr), RowEntropy: proto.Num(m.RowEntropy),
+	}
+}
+
+func naCell(l, h int) proto.Cell {
+	nan := proto.Num(math.NaN())
+	return proto.Cell{Layer: l, Head: h, Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
+}
+
+// grid answers with one part per KV head (the cells of its query heads),
+// the last one Done with the model's mean error.
+func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
+	s := e.model.Sample
+	p := coreParams(req.Params)
+	if _, err := core.Lookup(req.Method); err != nil {
+		return fmt.Errorf("grid: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("grid: %w", err)
+	}
+	all := make([]core.Metrics, s.L*s.H)
+	groups := s.L * s.HKV
+	for j := 0; j < groups; j++ {
+		if j > 0 && check() {
+			return nil
+		}
+		l, kv := j/s.HKV, j%s.HKV
+		c, err := e.compress(l, kv, req.Method, p)
+		if errors.Is(err, core.ErrDoesNotFit) {
+			part := &proto.GridPart{Method: req.Method, Ratio: req.Params.Ratio, Cells: []proto.Cell{}, MeanErr: proto.Num(math.NaN()), NA: err.Error()}
+			emit(proto.Response{ID: req.ID, Op: req.Op, Grid: part, Progress: 1, Done: true}, nil)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("grid: %w", err)
+		}
+		g, _ := e.model.Group(l, kv)
+		part := &proto.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: proto.Num(math.NaN())}
+		for hi, h := range g.Heads {
+			m := g.Evaluate(c, hi)
+			all[l*s.H+h] = m
+			part.Cells = append(part.Cells, cellOf(m))
+		}
+		done := j == groups-1
+		if done {
+			part.MeanErr = proto.Num(core.MeanErr(all))
+		}
+		emit(proto.Response{ID: req.ID, Op: req.Op, Grid: part, Progress: float64(j+1) / float64(groups), Done: done}, nil)
+	}
+	return nil
+}
+
+// head answers one head in detail, with the attention maps when asked.
+func (e *Engine) head(req proto.Request, emit Emit) error {
+	p := coreParams(req.Params)
+	if _, err := core.Lookup(req.Method); err != nil {
+		return fmt.Errorf("head: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("head: %w", err)
+	}
+	g, hi, err := e.model.Head(req.Layer, req.Head)
+	if err != nil {
+		return fmt.Errorf("head: %w", err)
+	}
+	c, err := e.compress(req.Layer, g.KV, req.Method, p)
+	if errors.Is(err, core.ErrDoesNotFit) {
+		hr := &proto.HeadResult{Cell: naCell(req.Layer, req.Head), Method: req.Method, NA: err.Error(), Profile: []proto.Num{}}
+		emit(proto.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, nil)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("head: %w", err)
+	}
+	e.setFocus(req, g.KV)
+	m := g.Evaluate(c, hi)
+	hr := &proto.HeadResult{Cell: cellOf(m), Method: req.Method, Stages: stagesOf(c)}
+	hr.Profile = make([]proto.Num, len(m.Profile))
+	for i, x := range m.Profile {
+		hr.Profile[i] = proto.Num(x)
+	}
+	for _, n := range m.Needles {
+		hr.Needles = append(hr.Needles, proto.Needle{Pos: n.Pos, Class: n.Class.String()})
+	}
+	var bufs map[string][]byte
+	if req.Maps {
+		am := g.Maps(c, hi)
+		hr.Rows, hr.Cols, hr.Calib = am.Rows, am.Cols, am.Calib
+		classes := make([]byte, len(c.Class))
+		for i, cl := range c.Class {
+			classes[i] = byte(cl)
+		}
+		segs := make([]byte, 4*len(c.Segment))
+		for i, sg := range c.Segment {
+			binary.LittleEndian.PutUint32(segs[4*i:], uint32(sg))
+		}
+		bufs = map[string][]byte{"orig": float32LE(am.Orig), "comp": float32LE(am.Comp), "classes": classes, "segments": segs}
+	}
+	emit(proto.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, bufs)
+	return nil
+}
+
+func stagesOf(c *core.Cache) proto.Stages {
+	st := c.Stages
+	return proto.Stages{
+		Sinks: st.Sinks, Recent: st.Recent, Anchors: st.Anchors, Bin: st.Bin, Summaries: st.Summaries,
+		Dropped: st.Dropped, RankK: st.RankK, RankV: st.RankV, EnergyK: st.EnergyK, EnergyV: st.EnergyV,
+		ExtraAnchors: st.ExtraAnchors, ExactBits: st.ExactBits, SummaryBits: st.SummaryBits,
+		BudgetBits: c.Budget.Bits(), FullBits: c.Budget.FullBits, QuantBits: st.QuantBits,
+		LowRank: st.LowRank, FitResidual: st.FitResidual,
+	}
+}
+
+// float32LE encodes x as little-endian float32 bytes.
+func float32LE(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// curve answers error vs ratio for each method, for one head (Head >= 0)
+// or the mean over all heads (Head -1). A point where the method does not
+// fit is NaN (null).
+func (e *Engine) curve(req proto.Request, emit Emit, check Check) error {
+	s := e.model.Sample
+	if len(req.Methods) == 0 || len(req.Ratios) == 0 {
+		return errors.New("curve: give at least one method and one ratio")
+	}
+	for _, m := range req.Methods {
+		if _, err := core.Lookup(m); err != nil {
+			return fmt.Errorf("curve: %w", err)
+		}
+	}
+	var g *core.Group
+	hi := -1
+	if req.Head != -1 {
+		var err error
+		if g, hi, err = e.model.Head(req.Layer, req.Head); err != nil {
+			return fmt.Errorf("curve: %w", err)
+		}
+	}
+	cv := &proto.Curve{Layer: req.Layer, Head: req.Head, Methods: req.Methods, Ratios: req.Ratios, Err: make([][]proto.Num, len(req.Methods))}
+	steps, step := len(req.Methods)*len(req.Ratios), 0
+	for mi, method := range req.Methods {
+		cv.Err[mi] = make([]proto.Num, len(req.Ratios))
+		for ri, r := range req.Ratios {
+			pp := req.Params
+			pp.Ratio = r
+			p := coreParams(pp)
+			if err := p.Validate(); err != nil {
+				return fmt.Errorf("curve: %w", err)
+			}
+			v := math.NaN()
+			if g != nil {
+				c, err := e.compress(req.Layer, g.KV, method, p)
+				switch {
+				case err == nil:
+					v = g.Evaluate(c, hi).Err
+				case !errors.Is(err, core.ErrDoesNotFit):
+					return fmt.Errorf("curve: %w", err)
+				}
+			} else {
+				all := make([]core.Metrics, s.L*s.H)
+				fits := true
+				for j := 0; j < s.L*s.HKV; j++ {
+					if j > 0 && check() {
+						return nil
+					}
+					l, kv := j/s.HKV, j%s.HKV
+					c, err := e.compress(l, kv, method, p)
+					if errors.Is(err, core.ErrDoesNotFit) {
+						fits = false
+						break
+					}
+					if err != nil {
+						return fmt.Errorf("curve: %w", err)
+					}
+					gr, _ := e.model.Group(l, kv)
+					for i, h := range gr.Heads {
+						all[l*s.H+h] = gr.Evaluate(c, i)
+					}
+				}
+				if fits {
+					v = core.MeanErr(all)
+				}
+			}
+			cv.Err[mi][ri] = proto.Num(v)
+			step++
+			if step < steps && check() {
+				return nil
+			}
+		}
+	}
+	emit(proto.Response{ID: req.ID, Op: req.Op, Curve: cv, Progress: 1, Done: true}, nil)
+	return nil
+}
+
+// PrefetchSteps is the number of slider steps per unit ratio that Prefetch
+// anticipates: ratios k/100, computed by division so that they are the same
+// float64 as a slider's "0.31" parsed.
+const PrefetchSteps = 100
+
+// prefetchSpan is how many slider steps ahead of the focus (in the
+// direction of the last move) Prefetch prepares for the focused KV head;
+// half as many behind, and a third as many either side for the others.
+const prefetchSpan = 12
+
+// setFocus records the head just asked for and plans the caches a user
+// scrubbing the ratio from there will need next: the focused KV head at
+// the neighbouring slider ratios, nearest first and twice as far in the
+// direction the ratio last moved (upwards at first), then every other KV
+// head (for the grid) at the nearest ones, then every KV head at the
+// current ratio (the grid may not have been asked yet).
+func (e *Engine) setFocus(req proto.Request, kv int) {
+	f := e.focus
+	sameView := f != nil && f.Layer == req.Layer && f.Head == req.Head && f.Method == req.Method &&
+		f.Params.Lambda == req.Params.Lambda && f.Params.Phi == req.Params.Phi && f.Params.Tau == req.Params.Tau
+	if sameView && f.Params.Ratio == req.Params.Ratio {
+		return
+	}
+	dir := 1.0
+	if sameView && req.Params.Ratio < f.Params.Ratio {
+		dir = -1
+	}
+	r := req
+	e.focus = &r
+	e.prefetch = e.prefetch[:0]
+	s := e.model.Sample
+	base := math.Round(req.Params.Ratio * PrefetchSteps)
+	add := func(l, kv int, steps float64) {
+		pp := req.Params
+		pp.Ratio = (base + steps) / PrefetchSteps
+		if pp.Ratio > 0 && pp.Ratio <= 1 {
+			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
+		}
+	}
+	for k := 1; k <= prefetchSpan; k++ {
+		add(req.Layer, kv, dir*float64(k))
+		if k%2 == 0 {
+			add(req.Layer, kv, -dir*float64(k/2))
+		}
+	}
+	for k := 1; k <= prefetchSpan/3; k++ {
+		for j := 0; j < s.L*s.HKV; j++ {
+			if l, o := j/s.HKV, j%s.HKV; l != req.Layer || o != kv {
+				add(l, o, dir*float64(k))
+				add(l, o, -dir*float64(k))
+			}
+		}
+	}
+	// The current ratio for every KV head too (the grid of this view).
+	for j := 0; j < s.L*s.HKV; j++ {
+		add(j/s.HKV, j%s.HKV, 0)
+	}
+}
+
+// Prefetch does one unit of speculative work (one compression the focused
+// view will likely need next) and reports whether it did any.
+func (e *Engine) Prefetch() bool {
+	for len(e.prefetch) > 0 {
+		k := e.prefetch[0]
+		e.prefetch = e.prefetch[1:]
+		if _, ok := e.caches[k]; ok || k.params.Validate() != nil {
+			continue
+		}
+		e.compress(k.layer, k.kv, k.method, k.params)
+		return true
+	}
+	return false
+}

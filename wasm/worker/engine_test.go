@@ -1,0 +1,450 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/ui/proto"
+)
+
+type sent struct {
+	r    proto.Response
+	bufs map[string][]byte
+}
+
+// recorder collects the responses, round-tripped through JSON as the page
+// sees them.
+type recorder struct {
+	t   *testing.T
+	out []sent
+}
+
+func (rc *recorder) emit(r proto.Response, bufs map[string][]byte) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		rc.t.Fatalf("marshal %+v: %v", r, err)
+	}
+	var back proto.Response
+	if err := json.Unmarshal(b, &back); err != nil {
+		rc.t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	rc.out = append(rc.out, sent{back, bufs})
+}
+
+func (rc *recorder) last() proto.Response { return rc.out[len(rc.out)-1].r }
+
+var defParams = proto.Params{Ratio: 0.3, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
+
+func loaded(t *testing.T, preset string) (*Engine, *recorder, *core.Model) {
+	t.Helper()
+	e := &Engine{}
+	rc := &recorder{t: t}
+	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: preset}}, nil, rc.emit, nil)
+	r := rc.last()
+	if r.Error != "" || r.Info == nil || !r.Done {
+		t.Fatalf("load %s: %+v", preset, r)
+	}
+	cfg, err := gen.DefaultConfig(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := core.NewModel(s, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, rc, m
+}
+
+func TestGridMatchesCore(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	for _, method := range []string{"hae-ols", "topk", "streaming", "quant"} {
+		for _, ratio := range []float64{0.2, 0.5} {
+			rc.out = nil
+			p := defParams
+			p.Ratio = ratio
+			e.Handle(proto.Request{ID: 2, Op: proto.OpGrid, Method: method, Params: p}, nil, rc.emit, nil)
+			r := rc.last()
+			if r.Error != "" || !r.Done || r.Grid == nil {
+				t.Fatalf("%s %v: %+v", method, ratio, r)
+			}
+			native, err := m.Grid(method, coreParams(p), 1)
+			if r.Grid.NA != "" {
+				if err == nil {
+					t.Errorf("%s %v: NA %q but core gives numbers", method, ratio, r.Grid.NA)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s %v: core: %v", method, ratio, err)
+			}
+			var cells []proto.Cell
+			for _, s := range rc.out {
+				cells = append(cells, s.r.Grid.Cells...)
+			}
+			if len(cells) != len(native) {
+				t.Fatalf("%s %v: %d cells, want %d", method, ratio, len(cells), len(native))
+			}
+			for _, c := range cells {
+				want := native[c.Layer*m.Sample.H+c.Head]
+				if float64(c.Err) != want.Err || float64(c.Cos) != want.Cos || float64(c.Ratio) != want.Ratio {
+					t.Errorf("%s %v L%d H%d: err %v cos %v ratio %v, core %v %v %v", method, ratio, c.Layer, c.Head, c.Err, c.Cos, c.Ratio, want.Err, want.Cos, want.Ratio)
+				}
+			}
+			if float64(r.Grid.MeanErr) != core.MeanErr(native) {
+				t.Errorf("%s %v: mean %v, core %v", method, ratio, r.Grid.MeanErr, core.MeanErr(native))
+			}
+		}
+	}
+}
+
+func TestHeadMaps(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1, Maps: true}, nil, rc.emit, nil)
+	s := rc.out[len(rc.out)-1]
+	h := s.r.Head
+	if s.r.Error != "" || h == nil {
+		t.Fatalf("head: %+v", s.r)
+	}
+	met, c, err := m.Run("hae-ols", coreParams(defParams), 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if float64(h.Err) != met.Err || len(h.Profile) != len(met.Profile) || h.Stages.Summaries != c.Stages.Summaries {
+		t.Errorf("head err %v profile %d summaries %d, core %v %d %d", h.Err, len(h.Profile), h.Stages.Summaries, met.Err, len(met.Profile), c.Stages.Summaries)
+	}
+	g, hi, _ := m.Head(0, 1)
+	am := g.Maps(c, hi)
+	if h.Rows != am.Rows || h.Cols != am.Cols || h.Calib != am.Calib {
+		t.Fatalf("geometry %dx%d/%d, core %dx%d/%d", h.Rows, h.Cols, h.Calib, am.Rows, am.Cols, am.Calib)
+	}
+	for name, want := range map[string]int{"orig": 4 * am.Rows * am.Cols, "comp": 4 * am.Rows * am.Cols, "classes": am.Cols, "segments": 4 * am.Cols} {
+		if len(s.bufs[name]) != want {
+			t.Errorf("buffer %s: %d bytes, want %d", name, len(s.bufs[name]), want)
+		}
+	}
+	if got := math.Float32frombits(binary.LittleEndian.Uint32(s.bufs["comp"][4*7:])); got != am.Comp[7] {
+		t.Errorf("comp[7] = %v, want %v", got, am.Comp[7])
+	}
+	for j, cl := range c.Class {
+		if s.bufs["classes"][j] != byte(cl) || int32(binary.LittleEndian.Uint32(s.bufs["segments"][4*j:])) != c.Segment[j] {
+			t.Fatalf("class/segment %d differ", j)
+		}
+	}
+}
+
+func TestCurve(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	ratios := []float64{0.1, 0.3, 0.6}
+	methods := []string{"hae-ols", "quant"}
+	for _, head := range []int{1, -1} {
+		e.Handle(proto.Request{ID: 4, Op: proto.OpCurve, Methods: methods, Ratios: ratios, Params: defParams, Layer: 0, Head: head}, nil, rc.emit, nil)
+		cv := rc.last().Curve
+		if cv == nil {
+			t.Fatalf("head %d: %+v", head, rc.last())
+		}
+		for mi, method := range methods {
+			for ri, r := range ratios {
+				p := coreParams(defParams)
+				p.Ratio = r
+				want := math.NaN()
+				if head >= 0 {
+					if met, _, err := m.Run(method, p, 0, head); err == nil {
+						want = met.Err
+					}
+				} else if ms, err := m.Grid(method, p, 1); err == nil {
+					want = core.MeanErr(ms)
+				}
+				got := float64(cv.Err[mi][ri])
+				if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+					t.Errorf("head %d %s at %v: %v, want %v", head, method, r, got, want)
+				}
+			}
+		}
+	}
+}
+
+func safetensorsOf(t *testing.T, preset string) []byte {
+	t.Helper()
+	cfg, _ := gen.DefaultConfig(preset)
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := sample.WriteSafetensors(&b, s, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestLoadErrors(t *testing.T) {
+	good := safetensorsOf(t, "tiny")
+	tests := []struct {
+		name string
+		req  proto.Request
+		bufs map[string][]byte
+		want string // substring of the error; "" for success
+	}{
+		{"file ok", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "tiny.safetensors"}}, map[string][]byte{"file": good}, ""},
+		{"broken file", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "broken.safetensors"}}, map[string][]byte{"file": good[:100]}, "broken.safetensors"},
+		{"no buffer", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "x.npy"}}, nil, "no buffer"},
+		{"not a checkpoint", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "model.bin"}}, map[string][]byte{"file": []byte("hello, this is no checkpoint at all")}, "model.bin"},
+		{"unknown preset", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "nope"}}, nil, "nope"},
+		{"absolute url", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "url", URL: "https://example.com/x.safetensors"}}, nil, "relative"},
+		{"rooted url", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "url", URL: "//example.com/x"}}, nil, "relative"},
+		{"no source", proto.Request{Op: proto.OpLoad}, nil, "no source"},
+		{"bad kind", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "ftp"}}, nil, "ftp"},
+		{"unknown op", proto.Request{Op: "dance"}, nil, "dance"},
+		{"unknown method", proto.Request{Op: proto.OpGrid, Method: "magic", Params: defParams}, nil, "magic"},
+		{"bad ratio", proto.Request{Op: proto.OpHead, Method: "topk", Params: proto.Params{Ratio: 2, Tau: 1}}, nil, "ratio"},
+		{"bad head", proto.Request{Op: proto.OpHead, Method: "topk", Params: defParams, Head: 9}, nil, "head 9"},
+	}
+	e, rc, _ := loaded(t, "tiny")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rc.out = nil
+			e.Handle(tc.req, tc.bufs, rc.emit, nil)
+			r := rc.last()
+			if tc.want == "" {
+				if r.Error != "" {
+					t.Fatalf("error %q", r.Error)
+				}
+			} else if !strings.Contains(r.Error, tc.want) || !r.Done {
+				t.Fatalf("error %q, want it to mention %q", r.Error, tc.want)
+			}
+			// The engine keeps working with what it had.
+			rc.out = nil
+			e.Handle(proto.Request{Op: proto.OpHead, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
+			if h := rc.last(); h.Error != "" || h.Head == nil {
+				t.Fatalf("head after %s: %+v", tc.name, h)
+			}
+		})
+	}
+}
+
+func TestNotLoaded(t *testing.T) {
+	rc := &recorder{t: t}
+	(&Engine{}).Handle(proto.Request{Op: proto.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
+	if !strings.Contains(rc.last().Error, "no sample loaded") {
+		t.Fatalf("error %q", rc.last().Error)
+	}
+}
+
+func TestQueue(t *testing.T) {
+	req := func(id int, op string) proto.Request { return proto.Request{ID: id, Op: op} }
+	tests := []struct {
+		name string
+		push []proto.Request
+		want []int // ids in the order Next returns them
+	}{
+		{"head overtakes grid", []proto.Request{req(1, "grid"), req(2, "head")}, []int{2, 1}},
+		{"newer replaces older", []proto.Request{req(1, "head"), req(2, "grid"), req(3, "head")}, []int{3, 2}},
+		{"load is a barrier", []proto.Request{req(1, "grid"), req(2, "load"), req(3, "head")}, []int{1, 2, 3}},
+		{"curve before grid", []proto.Request{req(1, "grid"), req(2, "curve")}, []int{2, 1}},
+		{"after load by priority", []proto.Request{req(1, "load"), req(2, "grid"), req(3, "curve"), req(4, "head")}, []int{1, 4, 3, 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			for _, r := range tc.push {
+				q.Push(r, nil)
+			}
+			for _, id := range tc.want {
+				if got := q.Next().req.ID; got != id {
+					t.Fatalf("got %d, want %d", got, id)
+				}
+			}
+			if _, ok := q.take(func(string) bool { return true }); ok {
+				t.Fatal("queue not empty")
+			}
+		})
+	}
+}
+
+// TestWorkerInterleaves checks that a head request arriving during a grid
+// is answered before the grid's next part, and a newer grid supersedes it.
+func TestWorkerInterleaves(t *testing.T) {
+	e, _, _ := loaded(t, "default")
+	rc := &recorder{t: t}
+	q := NewQueue()
+	w := &Worker{E: e, Q: q, Emit: rc.emit}
+	yields := 0
+	w.Yield = func() {
+		yields++
+		switch yields {
+		case 1:
+			q.Push(proto.Request{ID: 11, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 2, Head: 3}, nil)
+		case 2:
+			q.Push(proto.Request{ID: 12, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil)
+		}
+	}
+	w.run(item{req: proto.Request{ID: 10, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}})
+	var ids []int
+	for _, s := range rc.out {
+		ids = append(ids, s.r.ID)
+	}
+	want := []int{10, 11, 10}
+	if len(ids) != len(want) || ids[0] != 10 || ids[1] != 11 || ids[2] != 10 || rc.out[2].r.Done {
+		t.Fatalf("answers %v (last done %v), want %v then stop (superseded)", ids, rc.last().Done, want)
+	}
+	if it := q.Next(); it.req.ID != 12 {
+		t.Fatalf("queued %d, want 12", it.req.ID)
+	}
+}
+
+// TestPrefetch checks that after a head request the idle worker prepares
+// the neighbouring slider ratios, so the next scrub step is a cache hit.
+func TestPrefetch(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	if e.Prefetch() {
+		t.Fatal("prefetch with nothing in focus did work")
+	}
+	p := defParams
+	e.Handle(proto.Request{Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	n := 0
+	for e.Prefetch() {
+		n++
+	}
+	if n != prefetchSpan+prefetchSpan/2 {
+		t.Fatalf("prefetched %d caches, want %d", n, prefetchSpan+prefetchSpan/2)
+	}
+	// Moving down turns the plan around.
+	p.Ratio = 0.29
+	e.Handle(proto.Request{Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	for e.Prefetch() {
+	}
+	for _, r := range []float64{0.24, 0.17, 0.31, 0.42} { // as a slider gives them
+		pp := p
+		pp.Ratio = r
+		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
+			t.Errorf("ratio %v not prefetched", pp.Ratio)
+		}
+	}
+}
+
+// TestLoadLlama captures a small random llama2.c checkpoint in the worker
+// and checks the sample's shape and that the grid runs on it.
+func TestLoadLlama(t *testing.T) {
+	m, err := llama.Random(llama.Config{Dim: 32, HiddenDim: 64, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 64, SeqLen: 96, SharedClassifier: true}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tokens, wantN int
+	}{{0, 96}, {80, 80}, {500, 96}}
+	for _, tc := range tests {
+		e := &Engine{}
+		rc := &recorder{t: t}
+		e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "rand.bin", Tokens: tc.tokens}}, map[string][]byte{"file": ckpt}, rc.emit, nil)
+		r := rc.last()
+		if r.Error != "" || r.Info == nil {
+			t.Fatalf("tokens %d: %+v", tc.tokens, r)
+		}
+		if r.Info.Tokens != tc.wantN || r.Info.Layers != 2 || r.Info.Heads != 4 || r.Info.KVHeads != 2 || len(rc.out) < 3 {
+			t.Errorf("tokens %d: info %+v after %d answers, want N=%d and progress answers", tc.tokens, r.Info, len(rc.out), tc.wantN)
+		}
+		rc.out = nil
+		e.Handle(proto.Request{Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
+		if g := rc.last(); g.Error != "" || !g.Done || len(rc.out) != 4 {
+			t.Errorf("grid on the capture: %d answers, last %+v", len(rc.out), g)
+		}
+	}
+}
+
+func TestLoadURL(t *testing.T) {
+	good := safetensorsOf(t, "tiny")
+	e := &Engine{Fetch: func(url string) ([]byte, error) {
+		if url == "samples/tiny.safetensors" {
+			return good, nil
+		}
+		return nil, errors.New("HTTP 404 Not Found")
+	}}
+	tests := []struct{ url, want string }{
+		{"samples/tiny.safetensors", ""},
+		{"samples/missing.safetensors", "samples/missing.safetensors: HTTP 404"},
+		{"http://127.0.0.1/samples/tiny.safetensors", "relative"},
+	}
+	for _, tc := range tests {
+		rc := &recorder{t: t}
+		e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "url", URL: tc.url}}, nil, rc.emit, nil)
+		r := rc.last()
+		switch {
+		case tc.want == "" && (r.Error != "" || r.Info == nil || r.Info.Name != "tiny.safetensors"):
+			t.Errorf("%s: %+v", tc.url, r)
+		case tc.want != "" && !strings.Contains(r.Error, tc.want):
+			t.Errorf("%s: error %q, want %q", tc.url, r.Error, tc.want)
+		}
+	}
+}
+
+// TestLoop runs the worker loop: queued requests are answered (a head
+// before the grid queued ahead of it), and the idle worker then prefetches
+// without holding up a later request.
+func TestLoop(t *testing.T) {
+	q := NewQueue()
+	answers := make(chan proto.Response, 100)
+	w := &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) {
+		if r.Done {
+			answers <- r
+		}
+	}}
+	q.Push(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil)
+	q.Push(proto.Request{ID: 2, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil)
+	q.Push(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Head: 1}, nil)
+	go w.Loop()
+	next := func() proto.Response {
+		select {
+		case r := <-answers:
+			return r
+		case <-time.After(20 * time.Second):
+			t.Fatal("no answer in 20 s")
+		}
+		return proto.Response{}
+	}
+	for _, id := range []int{1, 3, 2} {
+		if r := next(); r.ID != id || r.Error != "" || r.ComputeMs <= 0 {
+			t.Fatalf("answer %+v, want id %d", r, id)
+		}
+	}
+	time.Sleep(3 * PrefetchIdle) // the loop prefetches now
+	p := defParams
+	p.Ratio = 0.31
+	q.Push(proto.Request{ID: 4, Op: proto.OpHead, Method: "hae-ols", Params: p, Head: 1}, nil)
+	if r := next(); r.ID != 4 || r.Head == nil {
+		t.Fatalf("answer %+v, want head 4", r)
+	}
+}
+
+func TestDeferHeavy(t *testing.T) {
+	q := NewQueue()
+	q.Push(proto.Request{Op: proto.OpGrid}, nil)
+	if d := q.deferHeavy(); d != 0 {
+		t.Fatalf("grid held back %v with no head asked", d)
+	}
+	q.Push(proto.Request{Op: proto.OpHead}, nil)
+	if d := q.deferHeavy(); d <= 0 || d > HeavyDefer {
+		t.Fatalf("after a head: hold back %v, want (0, %v]", d, HeavyDefer)
+	}
+	time.Sleep(HeavyDefer)
+	if d := q.deferHeavy(); d != 0 {
+		t.Fatalf("after %v: still holding back %v", HeavyDefer, d)
+	}
+}

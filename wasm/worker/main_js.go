@@ -1,0 +1,134 @@
+//go:build js && wasm
+
+// Command worker is the haeols core in a Web Worker (built as worker.wasm,
+// started by web/worker.js). It answers the requests of ui/proto: load a
+// sample, the per-head error grid (progressively, one KV head at a time),
+// one head in detail with its attention maps, and error vs ratio curves.
+// Head requests overtake a running grid or curve; between KV heads the
+// worker yields to the event loop so newer requests can arrive, and a newer
+// request of the same op supersedes an older one.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"syscall/js"
+
+	"github.com/haeols/haeols/ui/proto"
+)
+
+func main() {
+	self := js.Global()
+	q := NewQueue()
+	w := &Worker{E: &Engine{Fetch: fetch}, Q: q, Emit: post, Yield: newYield()}
+
+	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		data := args[0]
+		var req proto.Request
+		raw := data.Get("json")
+		if raw.Type() != js.TypeString {
+			post(proto.Response{Error: "worker: message without a \"json\" string", Done: true}, nil)
+			return nil
+		}
+		if err := json.Unmarshal([]byte(raw.String()), &req); err != nil {
+			post(proto.Response{Error: fmt.Sprintf("worker: bad request json: %v", err), Done: true}, nil)
+			return nil
+		}
+		bufs := map[string][]byte{}
+		if b := data.Get("buffers"); b.Type() == js.TypeObject {
+			if f := b.Get("file"); f.Truthy() {
+				u8 := js.Global().Get("Uint8Array").New(f)
+				buf := make([]byte, u8.Get("length").Int())
+				js.CopyBytesToGo(buf, u8)
+				bufs["file"] = buf
+			}
+		}
+		q.Push(req, bufs)
+		return nil
+	})
+	self.Set("haeolsReceive", recv)
+	if ready := self.Get("haeolsReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke()
+	}
+	w.Loop()
+}
+
+// post sends a response to the page, transferring the buffers.
+func post(r proto.Response, bufs map[string][]byte) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(proto.Response{ID: r.ID, Op: r.Op, Error: "worker: encoding the answer: " + err.Error(), Done: true})
+		bufs = nil
+	}
+	msg := js.Global().Get("Object").New()
+	msg.Set("json", string(b))
+	buffers := js.Global().Get("Object").New()
+	transfer := js.Global().Get("Array").New()
+	for name, data := range bufs {
+		u8 := js.Global().Get("Uint8Array").New(len(data))
+		js.CopyBytesToJS(u8, data)
+		ab := u8.Get("buffer")
+		buffers.Set(name, ab)
+		transfer.Call("push", ab)
+	}
+	msg.Set("buffers", buffers)
+	js.Global().Call("postMessage", msg, transfer)
+}
+
+// newYield returns a function that lets the event loop run once (so that
+// queued messages are delivered) and then resumes: a MessageChannel
+// round trip, which unlike setTimeout is not clamped to 4 ms.
+func newYield() func() {
+	mc := js.Global().Get("MessageChannel").New()
+	ch := make(chan struct{}, 1)
+	mc.Get("port1").Set("onmessage", js.FuncOf(func(js.Value, []js.Value) any {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+		return nil
+	}))
+	port := mc.Get("port2")
+	return func() {
+		port.Call("postMessage", nil)
+		<-ch
+	}
+}
+
+// fetch gets a file of the app's own static site.
+func fetch(url string) ([]byte, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	await := func(p js.Value) (js.Value, error) {
+		ch := make(chan result, 1)
+		var ok, bad js.Func
+		ok = js.FuncOf(func(_ js.Value, a []js.Value) any { ch <- result{v: a[0]}; return nil })
+		bad = js.FuncOf(func(_ js.Value, a []js.Value) any {
+			ch <- result{err: errors.New(a[0].Call("toString").String())}
+			return nil
+		})
+		p.Call("then", ok, bad)
+		r := <-ch
+		ok.Release()
+		bad.Release()
+		return r.v, r.err
+	}
+	resp, err := await(js.Global().Call("fetch", url))
+	if err != nil {
+		return nil, err
+	}
+	if !resp.Get("ok").Bool() {
+		return nil, fmt.Errorf("HTTP %d %s", resp.Get("status").Int(), resp.Get("statusText").String())
+	}
+	ab, err := await(resp.Call("arrayBuffer"))
+	if err != nil {
+		return nil, err
+	}
+	u8 := js.Global().Get("Uint8Array").New(ab)
+	buf := make([]byte, u8.Get("length").Int())
+	js.CopyBytesToGo(buf, u8)
+	return buf, nil
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"sync"
+	"time"
+
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// item is one request waiting in the queue, with its binary buffers.
+type item struct {
+	req  proto.Request
+	bufs map[string][]byte
+}
+
+// Queue holds the requests that arrived and not yet started. A newer
+// request of an Op replaces a queued older one of the same Op (the older one
+// is dropped without an answer). Loads are barriers: requests that came
+// after a load wait for it; among the requests before the first load, heads
+// go first, then curves, then grids.
+type Queue struct {
+	mu    sync.Mutex
+	items []item
+	wake  chan struct{}
+	last  time.Time // when the latest request arrived
+	head  time.Time // when the latest head request arrived
+}
+
+// NewQueue returns an empty queue.
+func NewQueue() *Queue { return &Queue{wake: make(chan struct{}, 1)} }
+
+// Push adds a request, dropping a queued older one of the same Op.
+func (q *Queue) Push(req proto.Request, bufs map[string][]byte) {
+	q.mu.Lock()
+	kept := q.items[:0]
+	for _, it := range q.items {
+		if it.req.Op != req.Op {
+			kept = append(kept, it)
+		}
+	}
+	q.items = append(kept, item{req, bufs})
+	q.last = time.Now()
+	if req.Op == proto.OpHead {
+		q.head = q.last
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// priority orders the ops that may overtake each other (lower first).
+func priority(op string) int {
+	switch op {
+	case proto.OpHead:
+		return 0
+	case proto.OpCurve:
+		return 1
+	case proto.OpGrid:
+		return 2
+	}
+	return 3
+}
+
+// take removes and returns the next request to run, considering only ops
+// accepted by ok; false when there is none.
+func (q *Queue) take(ok func(op string) bool) (item, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	best := -1
+	for i, it := range q.items {
+		if it.req.Op == proto.OpLoad {
+			if best < 0 && i == 0 && ok(proto.OpLoad) {
+				best = 0
+			}
+			break
+		}
+		if ok(it.req.Op) && (best < 0 || priority(it.req.Op) < priority(q.items[best].req.Op)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return item{}, false
+	}
+	it := q.items[best]
+	q.items = append(q.items[:best], q.items[best+1:]...)
+	return it, true
+}
+
+// touch restarts the quiet time (after an answer).
+func (q *Queue) touch() {
+	q.mu.Lock()
+	q.last = time.Now()
+	q.mu.Unlock()
+}
+
+// sinceLast is the time since the latest request arrived or was answered.
+func (q *Queue) sinceLast() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return time.Since(q.last)
+}
+
+// HeavyDefer is how long after a head request the worker waits before it
+// starts or continues a grid or a curve: while a user scrubs, head requests
+// follow each other faster than that, and each is answered at once instead
+// of waiting behind a KV head of grid work (which cannot be interrupted).
+const HeavyDefer = 100 * time.Millisecond
+
+// deferHeavy returns how long to hold back grid and curve work: the rest
+// of HeavyDefer after the latest head request, or 0.
+func (q *Queue) deferHeavy() time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return max(0, HeavyDefer-time.Since(q.head))
+}
+
+// wait blocks until a request arrives or d has passed.
+func (q *Queue) wait(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-q.wake:
+	case <-t.C:
+	}
+}
+
+// Next blocks until a request is queued and returns the next one to run.
+func (q *Queue) Next() item {
+	for {
+		if it, ok := q.take(func(string) bool { return true }); ok {
+			return it
+		}
+		<-q.wake
+	}
+}
+
+// TakeHead returns a queued head request that may run now (none is behind
+// a load), if any.
+func (q *Queue) TakeHead() (item, bool) {
+	return q.take(func(op string) bool { return op == proto.OpHead })
+}
+
+// Len is the number of queued requests.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// Supersedes reports whether a queued request replaces a running one of
+// op: a newer request of the same op or a load.
+func (q *Queue) Supersedes(op string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items {
+		if it.req.Op == op || it.req.Op == proto.OpLoad {
+			return true
+		}
+	}
+	return false
+}
+
+// Worker runs queued requests on an Engine, one at a time.
+type Worker struct {
+	E     *Engine
+	Q     *Queue
+	Emit  Emit
+	Yield func() // lets the host deliver new messages (nil: no-op)
+}
+
+// PrefetchIdle is how long the worker must have had nothing to do (no
+// request arrived, none answered) before it prefetches: while a user scrubs, requests come faster than that
+// and are not kept waiting behind speculative work.
+const PrefetchIdle = 150 * time.Millisecond
+
+// Loop runs requests forever. While none has come for PrefetchIdle it
+// prefetches (see Engine.Prefetch), one unit at a time, yielding in
+// between so that a new request is seen at once.
+func (w *Worker) Loop() {
+	for {
+		heavyOK := w.Q.deferHeavy() == 0
+		it, ok := w.Q.take(func(op string) bool {
+			return op == proto.OpHead || op == proto.OpLoad || heavyOK
+		})
+		if !ok {
+			if d := w.Q.deferHeavy(); d > 0 && w.Q.Len() > 0 {
+				w.Q.wait(d) // grid or curve work waits for scrubbing to pause
+				continue
+			}
+			if quiet := w.Q.sinceLast(); quiet < PrefetchIdle {
+				w.Q.wait(PrefetchIdle - quiet)
+				continue
+			}
+			if w.E.Prefetch() {
+				if w.Yield != nil {
+					w.Yield()
+				}
+				continue
+			}
+			it = w.Q.Next()
+		}
+		w.run(it)
+		w.Q.touch()
+	}
+}
+
+// run answers one request; long requests check between units of work for
+// urgent head requests (answered at once) and for being superseded.
+func (w *Worker) run(it item) {
+	op := it.req.Op
+	start := time.Now()
+	emit := func(r proto.Response, bufs map[string][]byte) {
+		r.ComputeMs = float64(time.Since(start).Microseconds()) / 1000
+		w.Emit(r, bufs)
+	}
+	w.E.Handle(it.req, it.bufs, emit, func() bool {
+		if w.Yield != nil {
+			w.Yield()
+		}
+		if op == proto.OpHead {
+			return w.Q.Supersedes(op)
+		}
+		for {
+			for {
+				h, ok := w.Q.TakeHead()
+				if !ok {
+					break
+				}
+				w.run(h)
+			}
+			if w.Q.Supersedes(op) {
+				return true
+			}
+			d := w.Q.deferHeavy()
+			if d <= 0 {
+				return false
+			}
+			w.Q.wait(d)
+		}
+	})
+}

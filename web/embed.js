@@ -1,0 +1,264 @@
+// haeols embed: one attention head's heatmaps with a ratio slider and the
+// reconstruction error of the chosen method next to top-k's at the same
+// ratio. For an <iframe> in a blog post (see EMBED.md); everything runs here
+// from the site's own files: the core in a Web Worker (worker.js, protocol
+// ui/proto), the heatmap renderer in an iframe (heatmap.html).
+//
+// Query parameters (the simulator's URL names): sample (a preset name or
+// samples/FILE; default "default"), layer (0), head (0), method ("hae-ols"),
+// ratio (0.3), lambda (0.25), phi (0.25), tau (1), panel ("all", or
+// "orig", "comp", "diff"). The defaults of lambda, phi and tau are
+// core.DefaultLambda, DefaultPhi and DefaultTau (the browser test pins them).
+"use strict";
+
+(() => {
+	const q = new URLSearchParams(location.search);
+	const problems = [];
+	function num(name, def, lo, hi) {
+		if (!q.has(name)) {
+			return def;
+		}
+		const v = Number(q.get(name));
+		if (q.get(name) === "" || !Number.isFinite(v) || v < lo || v > hi) {
+			problems.push(`${name}=${q.get(name)} is not a number in [${lo}, ${hi}]; using ${def}`);
+			return def;
+		}
+		return v;
+	}
+	function index(name) {
+		const v = num(name, 0, 0, 4096);
+		if (!Number.isInteger(v)) {
+			problems.push(`${name}=${q.get(name)} is not a whole number; using 0`);
+			return 0;
+		}
+		return v;
+	}
+	const nameRE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+	const fileRE = /^samples\/[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(safetensors|npz|npy)$/;
+	let sample = q.get("sample") || "default";
+	let source;
+	if (fileRE.test(sample)) {
+		source = {kind: "url", url: sample};
+	} else if (nameRE.test(sample)) {
+		source = {kind: "preset", preset: sample};
+	} else {
+		problems.push(`sample=${sample} is neither a preset name nor samples/FILE; using default`);
+		sample = "default";
+		source = {kind: "preset", preset: "default"};
+	}
+	let method = q.get("method") || "hae-ols";
+	if (!nameRE.test(method)) {
+		problems.push(`method=${method} is not a method name; using hae-ols`);
+		method = "hae-ols";
+	}
+	const baseline = "topk";
+	let panel = q.get("panel") || "all";
+	if (!["all", "orig", "comp", "diff"].includes(panel)) {
+		problems.push(`panel=${panel}: want all, orig, comp or diff; using all`);
+		panel = "all";
+	}
+	const layer = index("layer");
+	const head = index("head");
+	const params = {
+		ratio: num("ratio", 0.3, 0.02, 1),
+		lambda: num("lambda", 0.25, 0, 1),
+		phi: num("phi", 0.25, 0, 1),
+		tau: num("tau", 1, 0.5, 1),
+	};
+
+	const $ = (id) => document.getElementById(id);
+	const slider = $("ratio"), ratioOut = $("ratio-out"), readout = $("readout"), status = $("status");
+	const frame = $("heatmap");
+	slider.value = String(params.ratio);
+
+	// State, also read by the browser tests.
+	const st = {
+		ready: false, info: null, method, baseline, layer, head, params,
+		want: params.ratio,        // the slider's ratio
+		shown: null,               // {ratio, err, na} of the method, drawn
+		base: null,                // {ratio, err, na} of the baseline
+		drawn: 0, drawnRatio: null, heatmapReady: false,
+		hover: null,               // the renderer's last heatmap-hover
+		view: null,                // and heatmap-view
+		lastUpdateMs: null,        // slider move -> method's answer, ms
+		errors: problems.slice(),
+	};
+	window.haeolsEmbed = st;
+
+	const fmtRatio = (r) => r.toFixed(2);
+	const fmtErr = (x) => (x === null || x === undefined || !Number.isFinite(x)) ? "n/a" : x.toFixed(4);
+	function showStatus() {
+		status.textContent = st.errors.join(" · ");
+	}
+	showStatus();
+
+	function showReadout() {
+		const parts = [];
+		const cur = st.shown && st.shown.ratio === st.want ? st.shown : null;
+		const base = st.base && st.base.ratio === st.want ? st.base : null;
+		if (!st.info) {
+			readout.textContent = "loading…";
+			return;
+		}
+		parts.push(`<b>${method}</b> err ${cur ? (cur.na ? "does not fit" : fmtErr(cur.err)) : "…"}`);
+		parts.push(`${baseline} ${base ? (base.na ? "does not fit" : fmtErr(base.err)) : "…"}`);
+		readout.innerHTML = parts.join(" &nbsp;·&nbsp; ");
+		readout.title = "relative reconstruction error of the attention outputs on held-out probe queries (lower is better)";
+	}
+
+	function describe() {
+		const i = st.info;
+		$("what").textContent = i ? `${i.name} · layer ${layer} of ${i.layers} · head ${head} of ${i.heads} · ${i.prefix} cached tokens` : sample;
+		const link = new URLSearchParams({sample, layer, head, method, ratio: String(st.want),
+			lambda: String(params.lambda), phi: String(params.phi), tau: String(params.tau), panel});
+		$("open").href = "index.html?" + link.toString();
+	}
+	describe();
+
+	// The worker: one request in flight at a time (a newer request of the
+	// same op replaces a queued one there, so we never queue two).
+	const worker = new Worker("worker.js");
+	let nextID = 0, inflight = null;
+	const send = (req, kind) => {
+		req.id = ++nextID;
+		inflight = {id: req.id, kind, ratio: req.params ? req.params.ratio : null, t0: performance.now()};
+		worker.postMessage({json: JSON.stringify(req), buffers: {}});
+	};
+	send({op: "load", source, params: {ratio: params.ratio, lambda: params.lambda, phi: params.phi, tau: params.tau}, layer: 0, head: 0}, "load");
+
+	function pump() {
+		if (inflight || !st.info) {
+			return;
+		}
+		const p = {ratio: st.want, lambda: params.lambda, phi: params.phi, tau: params.tau};
+		if (!st.shown || st.shown.ratio !== st.want) {
+			send({op: "head", method, params: p, layer, head, maps: true}, "method");
+		} else if (!st.base || st.base.ratio !== st.want) {
+			send({op: "head", method: baseline, params: p, layer, head}, "base");
+		}
+	}
+
+	worker.onmessage = (e) => {
+		const r = JSON.parse(e.data.json);
+		const bufs = e.data.buffers || {};
+		if (!inflight || r.id !== inflight.id) {
+			if (r.error) { // e.g. the worker could not start
+				st.errors.push(r.error);
+				showStatus();
+			}
+			return;
+		}
+		if (!r.done && !r.error) {
+			return; // progress
+		}
+		const req = inflight;
+		inflight = null;
+		if (r.error) {
+			st.errors.push(r.error);
+			showStatus();
+			if (req.kind === "load") {
+				readout.textContent = "could not load the sample";
+				return;
+			}
+			// Keep going with the next change; do not retry the same ratio.
+			if (req.kind === "method") {
+				st.shown = {ratio: req.ratio, err: null, na: false};
+			} else {
+				st.base = {ratio: req.ratio, err: null, na: false};
+			}
+		} else if (req.kind === "load") {
+			st.info = r.info;
+			if (layer >= r.info.layers || head >= r.info.heads) {
+				st.errors.push(`layer ${layer}, head ${head}: the sample has ${r.info.layers} layers of ${r.info.heads} heads`);
+				showStatus();
+				st.info = null;
+				readout.textContent = "no such head";
+				return;
+			}
+			describe();
+		} else {
+			const h = r.head;
+			const res = {ratio: req.ratio, err: h.na ? null : h.err, na: !!h.na};
+			if (req.kind === "method") {
+				st.shown = res;
+				st.lastUpdateMs = performance.now() - req.t0;
+				if (!h.na && bufs.orig) {
+					postMaps(h, bufs, req.ratio);
+				}
+			} else {
+				st.base = res;
+			}
+		}
+		showReadout();
+		pump();
+	};
+	worker.onerror = (e) => {
+		st.errors.push("worker: " + (e.message || "failed to start"));
+		showStatus();
+	};
+
+	// The heatmap iframe: send the latest maps once it is ready.
+	let pendingMaps = null;
+	function postMaps(h, bufs, ratio) {
+		const i = st.info;
+		const maps = {
+			title: `${i.name} L${layer} H${head}`, method, ratio, err: h.err,
+			rows: h.rows, cols: h.cols, calib: h.calib,
+			token_text: i.token_text || undefined, needles: i.needles || undefined, panel,
+		};
+		pendingMaps = {json: JSON.stringify(maps), buffers: {orig: bufs.orig, comp: bufs.comp, classes: bufs.classes, segments: bufs.segments}};
+		flushMaps();
+	}
+	function flushMaps() {
+		if (!pendingMaps || !st.heatmapReady) {
+			return;
+		}
+		const m = pendingMaps;
+		pendingMaps = null;
+		const transfer = Object.values(m.buffers).filter((b) => b instanceof ArrayBuffer);
+		frame.contentWindow.postMessage(m, location.origin === "null" ? "*" : location.origin, transfer);
+	}
+	// heatmap.html keeps the latest message until its program runs, so its
+	// load event is as good as the program's "ready".
+	frame.addEventListener("load", () => {
+		st.heatmapReady = true;
+		flushMaps();
+	});
+	window.addEventListener("message", (e) => {
+		if (e.source !== frame.contentWindow || !e.data || typeof e.data.type !== "string") {
+			return;
+		}
+		switch (e.data.type) {
+		case "heatmap-ready":
+			st.heatmapReady = true;
+			flushMaps();
+			break;
+		case "heatmap-drawn":
+			st.drawn++;
+			st.drawnRatio = e.data.ratio;
+			break;
+		case "heatmap-hover":
+			st.hover = {panel: e.data.panel || "", row: e.data.row, col: e.data.col, value: e.data.value};
+			break;
+		case "heatmap-view":
+			st.view = {r0: e.data.r0, rspan: e.data.rspan, c0: e.data.c0, cspan: e.data.cspan, rows: e.data.rows, cols: e.data.cols};
+			break;
+		case "heatmap-error":
+			st.errors.push("heatmap: " + e.data.error);
+			showStatus();
+			break;
+		}
+	});
+
+	function onSlide() {
+		const v = Number(slider.value);
+		st.want = v;
+		ratioOut.textContent = fmtRatio(v);
+		slider.setAttribute("aria-valuetext", `${Math.round(v * 100)} percent of the full cache's memory`);
+		showReadout();
+		describe();
+		pump();
+	}
+	slider.addEventListener("input", onSlide);
+	onSlide();
+})();
