@@ -295,19 +295,18 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 	beta := make([]float64, ns)
 	vhat := make([]float64, ns*d)
 	if ols {
-		// Features F[i,t] = exp(scale q_i . khat_t - mu_i).
+		// Features F[i,t] = exp(scale q_i . khat_t - mu_i), with the logits
+		// from the float32 kernel on the float32 keys that will be stored:
+		// exactly the logits attention will compute for the summaries.
+		k32 := make([]float32, ns*d)
+		to32(k32, khat)
+		s32 := make([]float32, rows*ns)
+		kernel.Logits(s32, g.Qc, rows, k32, ns, d, g.Scale)
 		feat := make([]float64, rows*ns)
-		sc := float64(g.Scale)
 		for i := 0; i < rows; i++ {
-			q := g.Qc[i*d : i*d+d]
 			mu := float64(g.Mu[i])
 			for t := 0; t < ns; t++ {
-				var s float64
-				kt := khat[t*d : t*d+d]
-				for c, x := range q {
-					s += float64(float64(x) * kt[c])
-				}
-				feat[i*ns+t] = xmath.Exp(float64(sc*s) - mu)
+				feat[i*ns+t] = xmath.Exp(float64(s32[i*ns+t]) - mu)
 			}
 		}
 		z, y := g.binTargets(bin)
