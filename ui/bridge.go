@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vugu/vugu/js"
+
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// bridge is the page's end of the worker protocol: it numbers requests,
+// posts them with their buffers transferred, and hands each response to a
+// callback in a goroutine of its own (so the worker's message event returns
+// at once and never waits for a render).
+type bridge struct {
+	worker js.Value
+	nextID int
+	onMsg  js.Func
+}
+
+// newBridge starts the worker script at url (relative to the page).
+func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, error) {
+	ctor := js.Global().Get("Worker")
+	if !ctor.Truthy() {
+		return nil, errors.New("this browser cannot run Web Workers, which the simulator needs")
+	}
+	b := &bridge{worker: ctor.New(url)}
+	b.onMsg = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+		if len(args) == 0 {
+			return nil
+		}
+		data := args[0].Get("data")
+		var r proto.Response
+		raw := data.Get("json")
+		if raw.Type() != js.TypeString {
+			return nil
+		}
+		if err := json.Unmarshal([]byte(raw.String()), &r); err != nil {
+			r = proto.Response{Op: "?", Error: fmt.Sprintf("worker sent a message that does not decode: %v", err), Done: true}
+		}
+		bufs := data.Get("buffers")
+		go handle(r, bufs)
+		return nil
+	})
+	b.worker.Call("addEventListener", "message", b.onMsg)
+	onErr := js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+		msg := "the worker failed to start"
+		if len(args) > 0 && args[0].Get("message").Truthy() {
+			msg = "worker: " + args[0].Get("message").String()
+		}
+		go handle(proto.Response{Op: "error", Error: msg, Done: true}, js.Undefined())
+		return nil
+	})
+	b.worker.Call("addEventListener", "error", onErr)
+	return b, nil
+}
+
+// send posts a request with the given buffers (transferred: the page loses
+// them) and returns its ID.
+func (b *bridge) send(req proto.Request, bufs map[string]js.Value) int {
+	b.nextID++
+	req.ID = b.nextID
+	raw, err := json.Marshal(req)
+	if err != nil {
+		// Params hold NaN only if the state is broken; say so instead of sending.
+		js.Global().Get("console").Call("error", "haeols: encoding request: "+err.Error())
+		return req.ID
+	}
+	msg := js.Global().Get("Object").New()
+	msg.Set("json", string(raw))
+	bo := js.Global().Get("Object").New()
+	transfer := js.Global().Get("Array").New()
+	for k, v := range bufs {
+		setValue(bo, k, v)
+		transfer.Call("push", v)
+	}
+	setValue(msg, "buffers", bo)
+	b.worker.Call("postMessage", msg, transfer)
+	return req.ID
+}
+
+// setValue sets obj[key] = v for a JS value v (vugu's js.Value.Set takes
+// only Go values; Call converts its arguments).
+func setValue(obj js.Value, key string, v js.Value) {
+	js.Global().Get("Reflect").Call("set", obj, key, v)
+}

@@ -1,0 +1,350 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/vugu/vugu/js"
+
+	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/ui/state"
+)
+
+// The methods below feed root.vugu; they only read the state.
+
+// Layers are the layer indices of the loaded sample.
+func (c *Root) Layers() []int { return seq(c.Info, true) }
+
+// HeadsList are the query head indices of the loaded sample.
+func (c *Root) HeadsList() []int { return seq(c.Info, false) }
+
+func seq(in *proto.Info, layers bool) []int {
+	if in == nil {
+		return nil
+	}
+	n := in.Heads
+	if layers {
+		n = in.Layers
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// primaryGrid is the grid of the primary method (nil before any part).
+func (c *Root) primaryGrid() *gridRes {
+	if c.Info == nil {
+		return nil
+	}
+	return c.grids[c.S.Method]
+}
+
+// CellStyle is a grid cell's inline style.
+func (c *Root) CellStyle(l, h int) string {
+	col := NAColor
+	if g := c.primaryGrid(); g != nil {
+		col = g.color[l*c.Info.Heads+h]
+	}
+	return "background:" + col
+}
+
+// CellClass marks the selected cell.
+func (c *Root) CellClass(l, h int) string {
+	if l == c.S.Layer && h == c.S.Head {
+		return "cell selected"
+	}
+	return "cell"
+}
+
+// CellLabel is the short number printed in a cell.
+func (c *Root) CellLabel(l, h int) string {
+	if g := c.primaryGrid(); g != nil {
+		e := g.cells[l*c.Info.Heads+h].Err
+		if !math.IsNaN(float64(e)) {
+			return Pct(float64(e))
+		}
+	}
+	return "…"
+}
+
+// CellText is the colour of a cell's label.
+func (c *Root) CellText(l, h int) string {
+	if g := c.primaryGrid(); g != nil {
+		return "color:" + TextColor(g.cells[l*c.Info.Heads+h].Err)
+	}
+	return ""
+}
+
+// GridNA says why the primary method has no grid at this ratio.
+func (c *Root) GridNA() string {
+	if g := c.primaryGrid(); g != nil {
+		return g.na
+	}
+	return ""
+}
+
+// HoverLines are the readout of the cell under the pointer, or of the
+// selected head.
+func (c *Root) HoverLines() []string {
+	if c.Info == nil {
+		return nil
+	}
+	i := c.hover
+	if i < 0 {
+		i = c.S.Layer*c.Info.Heads + c.S.Head
+	}
+	l, h := i/c.Info.Heads, i%c.Info.Heads
+	title := fmt.Sprintf("Layer %d, head %d (%s)", l, h, c.S.Method)
+	g := c.primaryGrid()
+	if g == nil || i >= len(g.cells) {
+		return []string{title, "computing…"}
+	}
+	cell := g.cells[i]
+	out := []string{title,
+		"err " + Fmt(cell.Err) + " · err_max " + Fmt(cell.ErrMax),
+		"needle_err " + Fmt(cell.NeedleErr) + " · row entropy " + Fmt(cell.RowEntropy),
+	}
+	return out
+}
+
+// summaryRow is one compared method in the model-level summary.
+type summaryRow struct {
+	Method, Mean, Swatch, Note string
+	Primary                    bool
+}
+
+// Summary is the model-level mean error of each compared method at the
+// current parameters (from the grid responses).
+func (c *Root) Summary() []summaryRow {
+	var out []summaryRow
+	p := c.S.Params()
+	for i, m := range c.S.Methods {
+		r := summaryRow{Method: m, Mean: "…", Swatch: "background:" + SeriesColor(i), Primary: m == c.S.Method}
+		if g := c.grids[m]; g != nil && g.params == p {
+			switch {
+			case g.na != "":
+				r.Mean, r.Note = "n/a", g.na
+			case g.done:
+				r.Mean = Pct(float64(g.mean))
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// LegendStyle is the legend bar's background.
+func (c *Root) LegendStyle() string { return "background:" + LegendGradient() }
+
+// TickStyle places a legend tick.
+func (c *Root) TickStyle(t Tick) string { return fmt.Sprintf("left:%.1f%%", 100*t.Pos) }
+
+// ProfileHTML is the selected head's per-probe error chart (SVG).
+func (c *Root) ProfileHTML() string {
+	if c.head == nil || c.head.NA != "" {
+		return ""
+	}
+	var np []int
+	if c.Info != nil {
+		np = c.Info.NeedleProbes
+	}
+	return ProfileSVG(c.head.Profile, np)
+}
+
+// CurveHTML is the error-vs-ratio chart of the compared methods (SVG).
+func (c *Root) CurveHTML() string {
+	if c.curve == nil {
+		return ""
+	}
+	return CurveSVG(c.curve, c.S.Ratio, c.S.Method)
+}
+
+// SyncHTML puts a chart's SVG into its element (a vg-js-populate callback,
+// run on every render) only when the chart changed: vg-html would make the
+// browser parse the SVG again on every render, and renders happen on every
+// slider move and worker message.
+func (c *Root) SyncHTML(el js.Value, which string) {
+	var s string
+	switch which {
+	case "profile":
+		s = c.ProfileHTML()
+	case "curve":
+		s = c.CurveHTML()
+	default:
+		return
+	}
+	if c.shownHTML == nil {
+		c.shownHTML = map[string]string{}
+	}
+	const mark = "haeolsShown" // set on the element: a re-made element is empty
+	if c.shownHTML[which] == s && el.Get(mark).Truthy() {
+		return
+	}
+	c.shownHTML[which] = s
+	el.Set("innerHTML", s)
+	el.Set(mark, true)
+}
+
+// CurveLegend lists the curve's methods with their colours.
+func (c *Root) CurveLegend() []summaryRow {
+	if c.curve == nil {
+		return nil
+	}
+	var out []summaryRow
+	for i, m := range c.curve.Methods {
+		out = append(out, summaryRow{Method: m, Swatch: "background:" + SeriesColor(i), Primary: m == c.S.Method})
+	}
+	return out
+}
+
+// Explanation is the three stages in plain sentences.
+func (c *Root) Explanation() []string {
+	n := 0
+	if c.Info != nil {
+		n = c.Info.Prefix
+	}
+	return Explain(c.head, n)
+}
+
+// HeadTitle names the selected head and its numbers.
+func (c *Root) HeadTitle() string {
+	s := fmt.Sprintf("Layer %d, head %d — %s at ratio %s", c.S.Layer, c.S.Head, c.S.Method, state.Fmt(c.S.Ratio))
+	if c.head != nil && c.head.NA == "" {
+		s += " — err " + Pct(float64(c.head.Err))
+	}
+	return s
+}
+
+// Show is class, plus "hide" when show is false. Elements that come and go
+// are hidden rather than left out, so that the elements after them keep
+// their DOM nodes (the heatmap iframe must never be re-made).
+func (c *Root) Show(show bool, class string) string {
+	if show {
+		return class
+	}
+	return class + " hide"
+}
+
+// Fmt2 formats a parameter for its slider label.
+func Fmt2(x float64) string { return fmt.Sprintf("%.2f", x) }
+
+// MethodDescribe is the one-sentence description of a method.
+func (c *Root) MethodDescribe(m string) string {
+	if c.Info != nil {
+		for _, x := range c.Info.Methods {
+			if x.Name == m {
+				return x.Describe
+			}
+		}
+	}
+	return ""
+}
+
+// Methods are the methods the worker offers.
+func (c *Root) Methods() []proto.Method {
+	if c.Info == nil {
+		return nil
+	}
+	return c.Info.Methods
+}
+
+// SampleInfo is one line about the loaded sample.
+func (c *Root) SampleInfo() string {
+	in := c.Info
+	if in == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s — %s: %d layers × %d query heads (%d KV heads), %d cached tokens, head dim %d.",
+		sampleLabel(c.S.Sample), in.Model, in.Layers, in.Heads, in.KVHeads, in.Prefix, in.Dim)
+}
+
+// SampleAbout is the loaded sample's description.
+func (c *Root) SampleAbout() string {
+	if c.Info == nil {
+		return ""
+	}
+	return c.Info.Description
+}
+
+// IsLocal reports whether the view shows a local file (which a link cannot
+// reopen).
+func (c *Root) IsLocal() bool {
+	return strings.HasPrefix(c.S.Sample, state.FilePrefix)
+}
+
+// Timing is the latest measured latencies, for the curious (and the tests).
+func (c *Root) Timing() string {
+	if c.headMS == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("head %.0f ms", c.headMS)
+	if c.drawnMS > 0 {
+		s += fmt.Sprintf(" · heatmap %.0f ms", c.drawnMS)
+	}
+	if c.gridMS > 0 {
+		s += fmt.Sprintf(" · grid %.0f ms", c.gridMS)
+	}
+	return s
+}
+
+// PanelClass marks the chosen panel button.
+func (c *Root) PanelClass(p string) string {
+	if p == c.S.Panel {
+		return "seg on"
+	}
+	return "seg"
+}
+
+// Panels are the heatmap panels with labels.
+func (c *Root) Panels() [][2]string {
+	return [][2]string{{"all", "all three"}, {"orig", "original"}, {"comp", "compressed"}, {"diff", "difference"}}
+}
+
+// ProgressStyle is the progress bar's width.
+func (c *Root) ProgressStyle() string { return fmt.Sprintf("width:%.0f%%", 100*c.Progress) }
+
+// Busy reports whether a grid pass is running.
+func (c *Root) Busy() bool { return c.gridMethod != "" }
+
+// AppClass highlights the page while a file is dragged over it.
+func (c *Root) AppClass() string {
+	if c.dragOver {
+		return "app dragging"
+	}
+	return "app"
+}
+
+// LineClass styles the readout's title line.
+func (c *Root) LineClass(i int) string {
+	if i == 0 {
+		return "rtitle"
+	}
+	return "rline"
+}
+
+// RowClass marks the primary method's row.
+func (c *Root) RowClass(primary bool) string {
+	if primary {
+		return "primary"
+	}
+	return ""
+}
+
+// CurveNote says when the curves are being computed.
+func (c *Root) CurveNote() string {
+	if c.curveWanted || c.curvePending {
+		if c.curve == nil {
+			return "computing…"
+		}
+		return "updating…"
+	}
+	return ""
+}
+
+// CellAria names a grid cell for screen readers.
+func (c *Root) CellAria(l, h int) string {
+	return fmt.Sprintf("layer %d, head %d: error %s", l, h, c.CellLabel(l, h))
+}

@@ -1,0 +1,398 @@
+// Package state is the haeols web app's view state in one place, with the
+// URL query as its serialization: which sample, which head, which methods
+// are compared, the ratio and the HAE-OLS parameters, and which heatmap
+// panel is shown. Parse reads a query (clamping or rejecting bad values with
+// a message a person can read) and Encode writes it back; the two round-trip.
+//
+// The package is pure Go: it builds natively and for GOOS=js GOARCH=wasm and
+// computes nothing the core computes.
+package state
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// Defaults of the view. Lambda, Phi and Tau equal core.DefaultLambda,
+// core.DefaultPhi and core.DefaultTau (a test pins them); they are repeated
+// here so that the UI binary does not link the core.
+const (
+	DefaultSample = "default"
+	DefaultMethod = "hae-ols"
+	DefaultRatio  = 0.3
+	DefaultLambda = 0.25
+	DefaultPhi    = 0.25
+	DefaultTau    = 1.0
+	DefaultPanel  = "all"
+)
+
+// DefaultMethods are the methods compared when the URL names none:
+// HAE-OLS, one ablation and the strongest simple baselines.
+var DefaultMethods = []string{"hae-ols", "hae-nosvd", "snapkv", "streaming"}
+
+// Ranges of the sliders. Ratio is the share of the full cache's memory kept.
+const (
+	MinRatio = 0.02
+	MaxRatio = 1.0
+	MinTau   = 0.5
+	MaxTau   = 1.0
+	// MaxIndex bounds layer and head indices before a sample is known.
+	MaxIndex = 4096
+	// MaxMethods bounds the compared set.
+	MaxMethods = 16
+)
+
+// Panels are the heatmap panels (proto.Maps.Panel).
+var Panels = []string{"all", "orig", "comp", "diff"}
+
+// FilePrefix marks a sample that is a person's local file (Sample
+// "file:NAME"); such a sample cannot be reopened from a link.
+const FilePrefix = "file:"
+
+// SamplesDir is where the shipped sample files live, relative to the app.
+const SamplesDir = "samples/"
+
+// State is the whole view.
+type State struct {
+	// Sample is a generator preset name ("default"), a shipped file
+	// ("samples/needle.safetensors"), or FilePrefix+name for a local file.
+	Sample string
+	// Layer and Head select a query head.
+	Layer, Head int
+	// Methods are the compared methods (no duplicates, in the user's order).
+	Methods []string
+	// Method is the primary method: the grid's colours, the heatmap.
+	Method string
+	// Ratio, Lambda, Phi and Tau are the method parameters.
+	Ratio, Lambda, Phi, Tau float64
+	// Panel is the heatmap panel shown: one of Panels.
+	Panel string
+}
+
+// Default returns the view a bare URL opens.
+func Default() State {
+	return State{
+		Sample: DefaultSample, Methods: slices.Clone(DefaultMethods), Method: DefaultMethod,
+		Ratio: DefaultRatio, Lambda: DefaultLambda, Phi: DefaultPhi, Tau: DefaultTau, Panel: DefaultPanel,
+	}
+}
+
+// isName reports whether s is a preset or method name: 1 to 64 of
+// [a-z0-9_.-], starting with a letter or digit. (Hand-written rather than a
+// regexp, which would add to the app's download.)
+func isName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || !isAlnum(s[0], false) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c, false) && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isFileName reports whether s is a shipped sample's file name: 1 to 128 of
+// [A-Za-z0-9_.-], starting with a letter or digit, then .safetensors, .npz
+// or .npy.
+func isFileName(s string) bool {
+	base, ok := "", false
+	for _, ext := range []string{".safetensors", ".npz", ".npy"} {
+		if b, found := strings.CutSuffix(s, ext); found {
+			base, ok = b, true
+			break
+		}
+	}
+	if !ok || len(base) == 0 || len(base) > 128 || !isAlnum(base[0], true) {
+		return false
+	}
+	for i := 1; i < len(base); i++ {
+		if c := base[i]; !isAlnum(c, true) && c != '_' && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte, upper bool) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || upper && c >= 'A' && c <= 'Z'
+}
+
+// Parse reads a view from a URL query. Values it cannot use are replaced by
+// their defaults (or clamped into range) and each such repair is described
+// in one message that names the query parameter; the returned State is
+// always valid. A local file sample ("file:NAME") cannot be reopened from a
+// link: Parse switches to the default sample and says so.
+func Parse(q url.Values) (State, []string) {
+	s := Default()
+	var msgs []string
+	warn := func(format string, a ...any) { msgs = append(msgs, fmt.Sprintf(format, a...)) }
+
+	if v, ok := get(q, "sample"); ok {
+		switch kind, err := SampleKind(v); {
+		case err != nil:
+			warn("sample: %v; showing %q", err, DefaultSample)
+		case kind == "file":
+			warn("sample: %q was a file on the sharer's computer and cannot be opened from a link; showing %q", strings.TrimPrefix(v, FilePrefix), DefaultSample)
+		default:
+			s.Sample = v
+		}
+	}
+	s.Layer = parseIndex(q, "layer", &msgs)
+	s.Head = parseIndex(q, "head", &msgs)
+	if v, ok := get(q, "methods"); ok {
+		var ms []string
+		for _, m := range strings.Split(v, ",") {
+			m = strings.TrimSpace(m)
+			switch {
+			case m == "":
+			case !isName(m):
+				warn("methods: %q is not a method name; ignored", m)
+			case slices.Contains(ms, m):
+			case len(ms) == MaxMethods:
+				warn("methods: more than %d methods; %q ignored", MaxMethods, m)
+			default:
+				ms = append(ms, m)
+			}
+		}
+		if len(ms) == 0 {
+			warn("methods: no usable method in %q; comparing the defaults", v)
+		} else {
+			s.Methods = ms
+		}
+	}
+	if v, ok := get(q, "method"); ok {
+		if isName(v) {
+			s.Method = v
+		} else {
+			warn("method: %q is not a method name; using %q", v, DefaultMethod)
+		}
+	}
+	if !slices.Contains(s.Methods, s.Method) {
+		s.Methods = append([]string{s.Method}, s.Methods...)
+	}
+	s.Ratio = parseFloat(q, "ratio", DefaultRatio, MinRatio, MaxRatio, &msgs)
+	s.Lambda = parseFloat(q, "lambda", DefaultLambda, 0, 1, &msgs)
+	s.Phi = parseFloat(q, "phi", DefaultPhi, 0, 1, &msgs)
+	s.Tau = parseFloat(q, "tau", DefaultTau, MinTau, MaxTau, &msgs)
+	if v, ok := get(q, "panel"); ok {
+		if slices.Contains(Panels, v) {
+			s.Panel = v
+		} else {
+			warn("panel: %q is not one of %s; using %q", v, strings.Join(Panels, ", "), DefaultPanel)
+		}
+	}
+	return s, msgs
+}
+
+// ParseQuery is Parse of a raw query string ("a=1&b=2", with or without a
+// leading "?"). A query that does not parse at all gives the default view.
+func ParseQuery(raw string) (State, []string) {
+	q, err := url.ParseQuery(strings.TrimPrefix(raw, "?"))
+	if err != nil {
+		s, msgs := Parse(q)
+		return s, append([]string{fmt.Sprintf("link: %v", err)}, msgs...)
+	}
+	return Parse(q)
+}
+
+func get(q url.Values, key string) (string, bool) {
+	v, ok := q[key]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(v[len(v)-1]), true
+}
+
+func parseIndex(q url.Values, key string, msgs *[]string) int {
+	v, ok := get(q, key)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		*msgs = append(*msgs, fmt.Sprintf("%s: %q is not a whole number; using 0", key, v))
+		return 0
+	case n < 0:
+		*msgs = append(*msgs, fmt.Sprintf("%s: %d is negative; using 0", key, n))
+		return 0
+	case n > MaxIndex:
+		*msgs = append(*msgs, fmt.Sprintf("%s: %d is too large; using 0", key, n))
+		return 0
+	}
+	return n
+}
+
+func parseFloat(q url.Values, key string, def, lo, hi float64, msgs *[]string) float64 {
+	v, ok := get(q, key)
+	if !ok {
+		return def
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		*msgs = append(*msgs, fmt.Sprintf("%s: %q is not a number; using %s", key, v, Fmt(def)))
+		return def
+	}
+	if c := min(max(x, lo), hi); c != x {
+		*msgs = append(*msgs, fmt.Sprintf("%s: %s is outside [%s, %s]; using %s", key, v, Fmt(lo), Fmt(hi), Fmt(c)))
+		return c
+	}
+	return x
+}
+
+// Fmt formats a parameter value the way the URL holds it: the shortest
+// decimal that reads back as the same float64.
+func Fmt(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// SampleKind classifies a Sample value: "preset", "url" (a shipped file
+// under samples/) or "file" (a local file), or says what is wrong with it.
+func SampleKind(v string) (string, error) {
+	switch {
+	case strings.HasPrefix(v, FilePrefix):
+		if strings.TrimPrefix(v, FilePrefix) == "" {
+			return "", fmt.Errorf("%q names no file", v)
+		}
+		return "file", nil
+	case strings.HasPrefix(v, SamplesDir):
+		base := strings.TrimPrefix(v, SamplesDir)
+		if path.Clean(v) != v || !isFileName(base) {
+			return "", fmt.Errorf("%q is not a file in %s (want NAME.safetensors, .npz or .npy)", v, SamplesDir)
+		}
+		return "url", nil
+	case isName(v):
+		return "preset", nil
+	}
+	return "", fmt.Errorf("%q is neither a preset name nor %sFILE", v, SamplesDir)
+}
+
+// Values is the query of the view. Every field is written, so a link
+// shows the whole view even if the defaults change later.
+func (s State) Values() url.Values {
+	return url.Values{
+		"sample":  {s.Sample},
+		"layer":   {strconv.Itoa(s.Layer)},
+		"head":    {strconv.Itoa(s.Head)},
+		"methods": {strings.Join(s.Methods, ",")},
+		"method":  {s.Method},
+		"ratio":   {Fmt(s.Ratio)},
+		"lambda":  {Fmt(s.Lambda)},
+		"phi":     {Fmt(s.Phi)},
+		"tau":     {Fmt(s.Tau)},
+		"panel":   {s.Panel},
+	}
+}
+
+// Encode is the query string of the view (keys sorted, no leading "?").
+func (s State) Encode() string { return s.Values().Encode() }
+
+// EmbedQuery is the query string of the embed page for the view's sample,
+// head, primary method, ratio and parameters. A local file cannot be
+// embedded: its query falls back to the default sample.
+func (s State) EmbedQuery() string {
+	smp := s.Sample
+	if strings.HasPrefix(smp, FilePrefix) {
+		smp = DefaultSample
+	}
+	return url.Values{
+		"sample": {smp},
+		"layer":  {strconv.Itoa(s.Layer)},
+		"head":   {strconv.Itoa(s.Head)},
+		"method": {s.Method},
+		"ratio":  {Fmt(s.Ratio)},
+		"lambda": {Fmt(s.Lambda)},
+		"phi":    {Fmt(s.Phi)},
+		"tau":    {Fmt(s.Tau)},
+	}.Encode()
+}
+
+// Params are the method parameters of the view.
+func (s State) Params() proto.Params {
+	return proto.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
+}
+
+// Source says how the worker gets the view's sample. A local file has no
+// Source (nil): its bytes must come from the person's computer.
+func (s State) Source() *proto.Source {
+	switch kind, err := SampleKind(s.Sample); {
+	case err != nil || kind == "file":
+		return nil
+	case kind == "url":
+		return &proto.Source{Kind: "url", URL: s.Sample}
+	}
+	return &proto.Source{Kind: "preset", Preset: s.Sample}
+}
+
+// Fit makes the view valid for a loaded sample of layers x heads with the
+// given methods: out-of-range layer or head become 0, unknown methods are
+// dropped (and the primary falls back to the first known). Each repair is
+// described in one message.
+func (s *State) Fit(layers, heads int, methods []string) []string {
+	var msgs []string
+	if s.Layer >= layers {
+		msgs = append(msgs, fmt.Sprintf("layer: %d is past this sample's %d layers; using 0", s.Layer, layers))
+		s.Layer = 0
+	}
+	if s.Head >= heads {
+		msgs = append(msgs, fmt.Sprintf("head: %d is past this sample's %d heads; using 0", s.Head, heads))
+		s.Head = 0
+	}
+	if len(methods) == 0 {
+		return msgs
+	}
+	var keep []string
+	for _, m := range s.Methods {
+		if slices.Contains(methods, m) {
+			keep = append(keep, m)
+		} else {
+			msgs = append(msgs, fmt.Sprintf("methods: unknown method %q dropped", m))
+		}
+	}
+	if !slices.Contains(keep, s.Method) {
+		fallback := methods[0]
+		if len(keep) > 0 {
+			fallback = keep[0]
+		}
+		if slices.Contains(methods, s.Method) {
+			keep = append([]string{s.Method}, keep...)
+		} else {
+			msgs = append(msgs, fmt.Sprintf("method: unknown method %q; using %q", s.Method, fallback))
+			s.Method = fallback
+		}
+	}
+	if len(keep) == 0 {
+		keep = []string{s.Method}
+	}
+	s.Methods = keep
+	return msgs
+}
+
+// Toggle adds method m to the compared set, or removes it (the primary
+// method stays compared).
+func (s *State) Toggle(m string) {
+	if i := slices.Index(s.Methods, m); i >= 0 {
+		if m != s.Method {
+			s.Methods = slices.Delete(slices.Clone(s.Methods), i, i+1)
+		}
+		return
+	}
+	s.Methods = append(slices.Clone(s.Methods), m)
+}
+
+// SetMethod makes m the primary method, comparing it if it was not.
+func (s *State) SetMethod(m string) {
+	s.Method = m
+	if !slices.Contains(s.Methods, m) {
+		s.Methods = append(slices.Clone(s.Methods), m)
+	}
+}
+
+// Compared reports whether m is in the compared set.
+func (s State) Compared(m string) bool { return slices.Contains(s.Methods, m) }
