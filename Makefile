@@ -2,7 +2,7 @@
 GO      ?= go
 WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 # Packages whose tests also run under GOOS=js GOARCH=wasm (Node).
-WASM_PKGS = ./core/...
+WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
 
 .PHONY: all build test test-native test-wasm lint bench bench-wasm samples fuzz run clean web serve test-e2e
@@ -79,7 +79,7 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 	for d in $$(find ui wasm -name '*.vugu' -printf '%h\n' 2>/dev/null | sort -u); do \
 		gen=$$(ls $$d/*_gen.go 2>/dev/null | head -1); \
 		if [ -z "$$gen" ] || [ -n "$$(find $$d -maxdepth 1 -name '*.vugu' -newer $$gen)" ]; then \
-			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d; fi; done; \
+			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d && gofmt -w $$d/*_gen.go; fi; done; \
 	tmp=$(WEB_DIST).tmp; rm -rf $$tmp; mkdir -p $$tmp/samples; \
 	cp $$($(GO) env GOROOT)/lib/wasm/wasm_exec.js $$tmp/; \
 	cp $$(find web -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.png' -o -name '*.svg' \)) $$tmp/; \
