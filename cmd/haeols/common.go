@@ -394,3 +394,25 @@ func progressBar(e *env, what string) (func(done, total int), func()) {
 		}
 	}
 }
+
+// openModel checks -workers, loads the sample named by the positional
+// arguments, selects the -layer/-head heads and prepares the model: the
+// common start of run, sweep and curve.
+func openModel(e *env, pos []string, layer, head, workers int) (*sample.Sample, string, []headID, *core.Model, error) {
+	if workers < 0 {
+		return nil, "", nil, nil, usagef("-workers %d: want >= 0", workers)
+	}
+	s, name, err := loadSample(e, pos)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	heads, err := selectHeads(s, layer, head, name)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	m, err := newModel(s, name)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	return s, name, heads, m, nil
+}

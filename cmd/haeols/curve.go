@@ -119,18 +119,7 @@ func cmdCurve(e *env, args []string) error {
 	if *yscale != "auto" && *yscale != "log" && *yscale != "linear" {
 		return usagef("-y %q: want auto, log or linear", *yscale)
 	}
-	if *workers < 0 {
-		return usagef("-workers %d: want >= 0", *workers)
-	}
-	s, name, err := loadSample(e, pos)
-	if err != nil {
-		return err
-	}
-	heads, err := selectHeads(s, *layer, *head, name)
-	if err != nil {
-		return err
-	}
-	m, err := newModel(s, name)
+	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers)
 	if err != nil {
 		return err
 	}

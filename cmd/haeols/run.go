@@ -60,18 +60,7 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *workers < 0 {
-		return usagef("-workers %d: want >= 0", *workers)
-	}
-	s, name, err := loadSample(e, pos)
-	if err != nil {
-		return err
-	}
-	heads, err := selectHeads(s, *layer, *head, name)
-	if err != nil {
-		return err
-	}
-	m, err := newModel(s, name)
+	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers)
 	if err != nil {
 		return err
 	}
