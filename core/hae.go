@@ -325,13 +325,29 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 		if zz > 0 {
 			f.residual = math.Sqrt(rr / zz)
 		}
-		for i := 0; i < rows; i++ {
-			for t := 0; t < ns; t++ {
-				feat[i*ns+t] *= beta[t]
+		// G = F diag(beta) restricted to the columns with beta > 0: a zero
+		// column only adds a zero row to the minimum-norm solution, and
+		// leaving it out makes the least-squares problem smaller.
+		var live []int
+		for t := 0; t < ns; t++ {
+			if beta[t] > 0 {
+				live = append(live, t)
 			}
 		}
-		if _, err := solve.PinvSolve(feat, rows, ns, y, d, PinvCutoff, vhat); err != nil {
-			return nil, fmt.Errorf("least squares for summary values: %w", err)
+		if nl := len(live); nl > 0 {
+			gm := make([]float64, rows*nl)
+			for i := 0; i < rows; i++ {
+				for c, t := range live {
+					gm[i*nl+c] = feat[i*ns+t] * beta[t]
+				}
+			}
+			vl := make([]float64, nl*d)
+			if _, err := solve.PinvSolve(gm, rows, nl, y, d, PinvCutoff, vl); err != nil {
+				return nil, fmt.Errorf("least squares for summary values: %w", err)
+			}
+			for c, t := range live {
+				copy(vhat[t*d:t*d+d], vl[c*d:c*d+d])
+			}
 		}
 	} else {
 		copy(beta, size)
