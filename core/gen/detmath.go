@@ -1,97 +1,24 @@
 package gen
 
 import (
+	"github.com/haeols/haeols/core/xmath"
 	"math"
 	"math/bits"
 	"math/rand/v2"
 )
 
-// This file holds the few elementary functions the generator needs, written
-// so that their results are the same bits on every platform. The standard
-// library's math.Exp and math.Log use assembly on amd64 and arm64, and the Go
-// compiler may fuse x*y+z into one FMA instruction on some architectures; the
-// generator's output is hashed in a test that must pass natively and under
-// WebAssembly, so every product below is rounded by an explicit float64
-// conversion (which the Go specification says prevents fusion) and only
-// correctly rounded operations (+, -, *, /, math.Sqrt) and exact bit
-// manipulations (math.Frexp, math.Ldexp, math.Round) are used. The functions
-// are accurate to a few ulps, which is all the generator needs; bit-identical
-// is what matters.
-
-const (
-	ln2Hi = 6.93147180369123816490e-01 // upper bits of ln 2
-	ln2Lo = 1.90821492927058770002e-10 // ln 2 - ln2Hi
-	// pi/2 split in three parts (Cody-Waite), each with trailing zero bits.
-	pio2Hi  = 1.5707963267341256e+00
-	pio2Mid = 6.077100506506192e-11
-	pio2Lo  = 2.0222662487959506e-21
-)
-
-// detLog returns the natural logarithm of x > 0 (finite).
-func detLog(x float64) float64 {
-	m, e := math.Frexp(x) // x = m * 2^e, m in [0.5, 1)
-	if m < math.Sqrt2/2 {
-		m *= 2 // exact
-		e--
-	}
-	// ln m = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716.
-	s := (m - 1) / (m + 1)
-	s2 := float64(s * s)
-	// 2 * (1 + s2/3 + s2^2/5 + ... + s2^11/23), Horner.
-	p := 1.0 / 23
-	for k := 21; k >= 1; k -= 2 {
-		p = 1/float64(k) + float64(s2*p)
-	}
-	lnm := float64(2 * float64(s*p))
-	fe := float64(e)
-	return float64(fe*ln2Hi) + (float64(fe*ln2Lo) + lnm)
-}
-
-// detExp returns e**x for |x| < 700.
-func detExp(x float64) float64 {
-	k := math.Round(x / math.Ln2)
-	r := (x - float64(k*ln2Hi)) - float64(k*ln2Lo) // |r| <= 0.35
-	// Taylor series to r^15, Horner.
-	p := 1.0
-	for i := 15; i >= 1; i-- {
-		p = 1 + float64(float64(r/float64(i))*p)
-	}
-	return math.Ldexp(p, int(k))
-}
-
-// detSinCos returns sin x and cos x for |x| < 1e6.
-func detSinCos(x float64) (sin, cos float64) {
-	k := math.Round(x * (2 / math.Pi))
-	r := ((x - float64(k*pio2Hi)) - float64(k*pio2Mid)) - float64(k*pio2Lo) // |r| <= pi/4 (+tiny)
-	r2 := float64(r * r)
-	// sin r = r (1 - r2/3! + r2^2/5! - ... ), to r^17.
-	ps := 1.0
-	for i := 17; i >= 3; i -= 2 {
-		ps = 1 - float64(float64(r2/float64(i*(i-1)))*ps)
-	}
-	s := float64(r * ps)
-	// cos r = 1 - r2/2! + r2^2/4! - ..., to r^18.
-	pc := 1.0
-	for i := 18; i >= 2; i -= 2 {
-		pc = 1 - float64(float64(r2/float64(i*(i-1)))*pc)
-	}
-	c := pc
-	switch int64(k) & 3 {
-	case 0:
-		return s, c
-	case 1:
-		return c, -s
-	case 2:
-		return -s, -c
-	default:
-		return -c, s
-	}
-}
+// The generator's output is hashed in a test that must pass natively and
+// under WebAssembly, so its elementary functions come from core/xmath (the
+// same bits on every platform, unlike math.Exp and math.Log, which use
+// assembly on amd64), every product that feeds an addition is rounded by an
+// explicit float64 conversion (which forbids fused multiply-adds), and
+// otherwise only correctly rounded operations (+, -, *, /, math.Sqrt) and
+// exact bit manipulations are used.
 
 // rng is a seeded xoshiro256** source with a deterministic Gaussian
 // sampler: the ziggurat method of Marsaglia and Tsang (2000), as in
 // math/rand, but with its tables built and its rare branches computed by
-// detExp and detLog, so it is bit-identical everywhere (rand.NormFloat64's
+// xmath.Exp and xmath.Log, so it is bit-identical everywhere (rand.NormFloat64's
 // rare branches call math.Exp and math.Log).
 type rng struct {
 	r    *rand.Rand
@@ -119,18 +46,18 @@ func init() {
 	const m1 = 1 << 31
 	const vn = 9.91256303526217e-3
 	dn, tn := zigR, zigR
-	q := vn / detExp(-0.5*float64(dn*dn))
+	q := vn / xmath.Exp(-0.5*float64(dn*dn))
 	zigK[0] = uint32(float64(dn / q * m1))
 	zigK[1] = 0
 	zigW[0] = q / m1
 	zigW[127] = dn / m1
 	zigF[0] = 1
-	zigF[127] = detExp(-0.5 * float64(dn*dn))
+	zigF[127] = xmath.Exp(-0.5 * float64(dn*dn))
 	for i := 126; i >= 1; i-- {
-		dn = math.Sqrt(-2 * detLog(vn/dn+detExp(-0.5*float64(dn*dn))))
+		dn = math.Sqrt(-2 * xmath.Log(vn/dn+xmath.Exp(-0.5*float64(dn*dn))))
 		zigK[i+1] = uint32(float64(dn / tn * m1))
 		tn = dn
-		zigF[i] = detExp(-0.5 * float64(dn*dn))
+		zigF[i] = xmath.Exp(-0.5 * float64(dn*dn))
 		zigW[i] = dn / m1
 	}
 }
@@ -205,8 +132,8 @@ func (g *rng) norm() float64 {
 		if i == 0 {
 			// The tail beyond zigR.
 			for {
-				x = -detLog(1-float64(g.r.Float64())) / zigR
-				y := -detLog(1 - float64(g.r.Float64()))
+				x = -xmath.Log(1-float64(g.r.Float64())) / zigR
+				y := -xmath.Log(1 - float64(g.r.Float64()))
 				if y+y >= float64(x*x) {
 					break
 				}
@@ -216,7 +143,7 @@ func (g *rng) norm() float64 {
 			}
 			return -zigR - x
 		}
-		if zigF[i]+float64(g.r.Float64()*(zigF[i-1]-zigF[i])) < detExp(-0.5*float64(x*x)) {
+		if zigF[i]+float64(g.r.Float64()*(zigF[i-1]-zigF[i])) < xmath.Exp(-0.5*float64(x*x)) {
 			return x
 		}
 	}

@@ -5,29 +5,6 @@ import (
 	"testing"
 )
 
-func TestDetMath(t *testing.T) {
-	tests := []struct {
-		name string
-		f    func(float64) float64
-		ref  func(float64) float64
-		xs   []float64
-	}{
-		{"exp", detExp, math.Exp, []float64{-700, -9.2103, -1, -0.5, -1e-9, 0, 1e-12, 0.3466, 1, 2.5, 10, 100, 700}},
-		{"log", detLog, math.Log, []float64{1e-300, 1e-9, 0.1, 0.5, 0.70710678, 0.9999999, 1, 1.0000001, 2, 3, 10000, 5e5, 1e300}},
-		{"sin", func(x float64) float64 { s, _ := detSinCos(x); return s }, math.Sin, []float64{-1000, -3, -1, 0, 1e-10, 0.5, math.Pi / 4, 1, 2, math.Pi, 10, 100, 1000, 65535}},
-		{"cos", func(x float64) float64 { _, c := detSinCos(x); return c }, math.Cos, []float64{-1000, -3, -1, 0, 1e-10, 0.5, math.Pi / 4, 1, 2, math.Pi, 10, 100, 1000, 65535}},
-	}
-	for _, tt := range tests {
-		for _, x := range tt.xs {
-			got, want := tt.f(x), tt.ref(x)
-			// A few ulps relative, or absolute near zero (sin, cos, log 1).
-			if d := math.Abs(got - want); d > 4e-16*math.Max(1, math.Abs(want))*math.Max(1, math.Abs(x)/1000) && d > 1e-300 {
-				t.Errorf("%s(%v) = %v, want %v (diff %g)", tt.name, x, got, want, d)
-			}
-		}
-	}
-}
-
 func TestNormal(t *testing.T) {
 	r := newRNG(7, 1)
 	const n = 200000

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"encoding/json"
+	"github.com/haeols/haeols/core/xmath"
 	"math"
 
 	"github.com/haeols/haeols/core/sample"
@@ -74,7 +75,7 @@ type headParams struct {
 // longer crowd.
 func paramsFor(k kind, n int, r *rng) headParams {
 	j := func(x float64) float64 { return float64(x * r.uniform(0.85, 1.2)) }
-	ln := detLog(float64(n))
+	ln := xmath.Log(float64(n))
 	switch k {
 	case kSink:
 		return headParams{content: j(1.2), pos: j(2), width: j(20), sink: j(5.5) + ln}
@@ -155,15 +156,15 @@ func generate(c Config, p *presetDef) *sample.Sample {
 
 	// RoPE tables: angle pos*theta_p, theta_p = base^(-2p/D).
 	theta := make([]float64, F)
-	lb := detLog(c.RopeBase)
+	lb := xmath.Log(c.RopeBase)
 	for q := 0; q < F; q++ {
-		theta[q] = detExp(-float64(float64(2*q)/float64(D)) * lb)
+		theta[q] = xmath.Exp(-float64(float64(2*q)/float64(D)) * lb)
 	}
 	cosT := make([]float64, N*F)
 	sinT := make([]float64, N*F)
 	for i := 0; i < N; i++ {
 		for q := 0; q < F; q++ {
-			sinT[i*F+q], cosT[i*F+q] = detSinCos(float64(float64(i) * theta[q]))
+			sinT[i*F+q], cosT[i*F+q] = xmath.Sincos(float64(float64(i) * theta[q]))
 		}
 	}
 
@@ -261,7 +262,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 				upos[d] = 0
 			}
 			for q := 0; q < fast; q++ {
-				sn, cs := detSinCos(r.uniform(0, 2*math.Pi))
+				sn, cs := xmath.Sincos(r.uniform(0, 2*math.Pi))
 				a := 1 / math.Sqrt(float64(fast))
 				upos[2*q], upos[2*q+1] = float64(a*cs), float64(a*sn)
 			}
@@ -353,7 +354,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 				for q := 0; q < fast; q++ {
 					x := float64(theta[q] * hp.width)
 					f := theta[q] / (1 + float64(x*x)) / wmax
-					sn, cs := detSinCos(float64(theta[q] * hp.shift))
+					sn, cs := xmath.Sincos(float64(theta[q] * hp.shift))
 					a, b := upos[2*q], upos[2*q+1]
 					qpos[2*q] = float64(posQ * f * float64(float64(a*cs)+float64(b*sn)))
 					qpos[2*q+1] = float64(posQ * f * float64(float64(b*cs)-float64(a*sn)))
