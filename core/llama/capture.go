@@ -114,6 +114,13 @@ type Capture struct {
 // attention output at every one of the len(prompt)+generate positions, which
 // must fit in the context. Same model, prompt and sampler, same bits.
 func (m *Model) Capture(prompt []int, generate int, sampler Sampler) (*Capture, error) {
+	return m.CaptureProgress(prompt, generate, sampler, nil)
+}
+
+// CaptureProgress is Capture calling progress(done, n) after each of the n
+// positions (progress may be nil); the browser app uses it for its progress
+// bar.
+func (m *Model) CaptureProgress(prompt []int, generate int, sampler Sampler, progress func(done, n int)) (*Capture, error) {
 	c := m.cfg
 	fail := func(format string, a ...any) (*Capture, error) {
 		return nil, fmt.Errorf("llama: capture %s: %s", m.Name, fmt.Sprintf(format, a...))
@@ -168,6 +175,9 @@ func (m *Model) Capture(prompt []int, generate int, sampler Sampler) (*Capture, 
 		logits := m.Forward(cp.Tokens[pos], pos, st)
 		if len(cp.Tokens) < n && pos == len(cp.Tokens)-1 {
 			cp.Tokens = append(cp.Tokens, sampler.pick(logits, r))
+		}
+		if progress != nil {
+			progress(pos+1, n)
 		}
 	}
 	return cp, nil

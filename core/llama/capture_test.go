@@ -368,3 +368,37 @@ func TestForwardPanics(t *testing.T) {
 		})
 	}
 }
+
+// CaptureProgress reports every position once, in order, and captures the
+// same bits as Capture.
+func TestCaptureProgress(t *testing.T) {
+	m, err := Random(Config{Dim: 16, HiddenDim: 32, Layers: 1, Heads: 2, KVHeads: 1, Vocab: 32, SeqLen: 24, SharedClassifier: true}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	a, err := m.CaptureProgress([]int{BOS}, 19, Greedy, func(done, n int) {
+		if n != 20 {
+			t.Errorf("progress total %d, want 20", n)
+		}
+		seen = append(seen, done)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range seen {
+		if d != i+1 {
+			t.Fatalf("progress calls %v, want 1..20", seen)
+		}
+	}
+	if len(seen) != 20 {
+		t.Fatalf("%d progress calls, want 20", len(seen))
+	}
+	b, err := m.Capture([]int{BOS}, 19, Greedy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Q, b.Q) || !slices.Equal(a.Tokens, b.Tokens) {
+		t.Error("CaptureProgress and Capture differ")
+	}
+}

@@ -230,11 +230,18 @@ func captureLlama(name string, data []byte, tokens int, progress func(float64)) 
 	if bytes > MaxCaptureBytes {
 		return nil, fmt.Errorf("llama: %s: capturing %d positions needs %d MiB, more than the %d MiB the browser app allows; ask for fewer tokens", name, n, bytes>>20, MaxCaptureBytes>>20)
 	}
-	c, err := m.Capture([]int{llama.BOS}, n-1, llama.Greedy)
+	// The capture is most of the time: report it from 0.1 to 0.9, at most
+	// every 2 % so the page is not flooded.
+	last := 0.0
+	c, err := m.CaptureProgress([]int{llama.BOS}, n-1, llama.Greedy, func(done, total int) {
+		if f := 0.1 + 0.8*float64(done)/float64(total); f-last >= 0.02 || done == total {
+			last = f
+			progress(f)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	progress(0.9)
 	return c.Sample(0, nil)
 }
 
