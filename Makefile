@@ -44,10 +44,12 @@ samples:
 		$(GO) run ./cmd/haeols capture -tokens 512 -o samples/stories260K.safetensors $(MODELS)/stories260K.bin; \
 	else echo "skipping samples/stories260K.safetensors: $(MODELS)/stories260K.bin not found"; fi
 
-## fuzz: a short run of every fuzz target
+## fuzz: a short run of every fuzz target (one per parser)
+FUZZ = ./core/sample:FuzzDecodeSafetensors ./core/sample:FuzzDecodeNPZ ./core/sample:FuzzDecodeNPY \
+	./core/llama:FuzzDecode ./core/llama:FuzzDecodeTokenizer ./ui/state:FuzzParseQuery
 fuzz:
-	for t in FuzzDecodeSafetensors FuzzDecodeNPZ FuzzDecodeNPY; do \
-		$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 20s ./core/sample/ || exit 1; done
+	for t in $(FUZZ); do \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime 20s -parallel 1 $${t%%:*} || exit 1; done
 
 ## run: the CLI on the built-in default sample
 run:
