@@ -19,6 +19,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
 
 test-native:
 	$(GO) test -count=1 ./...
