@@ -308,9 +308,7 @@ func TestEmbedInBlogPage(t *testing.T) {
 		f.focus(); const c = f.contentDocument.querySelector("canvas"); c.focus(); return f.contentDocument.activeElement === c; })()`)
 	// "=" zooms in; presses missed within one frame are retried.
 	for try := 0; ; try++ {
-		if err := chromedp.Do(b.Ctx, chromedp.KeyEvent("=")); err != nil {
-			t.Fatal(err)
-		}
+		pressCanvasKey(t, b, "=", "Equal")
 		if pollTrue(b, view+`.cspan < `+view+`.cols * 0.8`, time.Second) {
 			break
 		}
@@ -321,9 +319,7 @@ func TestEmbedInBlogPage(t *testing.T) {
 	// ebiten polls keys once per frame: a key pressed and released within
 	// one frame under heavy load can be missed, so "0" is retried.
 	for try := 0; ; try++ {
-		if err := chromedp.Do(b.Ctx, chromedp.KeyEvent("0")); err != nil {
-			t.Fatal(err)
-		}
+		pressCanvasKey(t, b, "0", "Digit0")
 		if pollTrue(b, view+`.cspan === `+view+`.cols`, 2*time.Second) {
 			break
 		}
@@ -409,4 +405,23 @@ func pollTrue(b *Browser, expr string, d time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// pressCanvasKey presses and, 150 ms later, releases a key on the heatmap's
+// canvas inside the embed: ebiten listens on the canvas and reads the key
+// state once per frame, so a key held across frames is never missed (a
+// chromedp key event to the focused frame sometimes was, under load).
+func pressCanvasKey(t *testing.T, b *Browser, key, code string) {
+	t.Helper()
+	js := fmt.Sprintf(`(async () => {
+		const w = %s.document.getElementById("heatmap").contentWindow;
+		const c = w.document.querySelector("canvas");
+		const opts = {key: %q, code: %q, bubbles: true, cancelable: true};
+		c.dispatchEvent(new w.KeyboardEvent("keydown", opts));
+		await new Promise(r => setTimeout(r, 150));
+		c.dispatchEvent(new w.KeyboardEvent("keyup", opts));
+		return true })()`, embedJS, key, code)
+	if _, err := Eval[bool](b, js); err != nil {
+		t.Fatalf("key %s on the heatmap canvas: %v", key, err)
+	}
 }
