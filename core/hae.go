@@ -84,13 +84,23 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	best := f1
-	if extra := free - anchors - b.SlotsFor(f1.numbers); tau < 1 && extra > 0 {
-		a2 := anchors + extra
-		if f2, err := g.planBin(ordered, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d)); err == nil && f2.numbers <= int64(free-a2)*int64(2*d) {
-			f2.extra = extra
-			best = f2
+	// Slots the summaries do not use (saved by the SVD stage, or freed by
+	// summaries whose NNLS weight came out 0) buy more exact anchors: re-plan
+	// with them and refit, a few times at most, so the cache uses its budget
+	// to within a slot or so, as every other method does.
+	best, a := f1, anchors
+	for pass := 0; pass < maxReplans; pass++ {
+		extra := free - a - b.SlotsFor(best.numbers)
+		if extra <= 0 {
+			break
 		}
+		a2 := a + extra
+		next, err := g.planBin(ordered, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
+		if err != nil || next.numbers > int64(free-a2)*int64(2*d) {
+			break
+		}
+		next.extra = a2 - anchors
+		best, a = next, a2
 	}
 	best.apply(c)
 	c.finishExact()
@@ -135,6 +145,9 @@ type orderKey struct {
 }
 
 const maxOrders = 64
+
+// maxReplans bounds the re-plans that spend unused summary slots on anchors.
+const maxReplans = 3
 
 // binPlan is one planned split: anchors, the bin and its fitted summaries.
 type binPlan struct {
