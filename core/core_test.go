@@ -351,3 +351,22 @@ func TestSVDStageBuysBackAnchors(t *testing.T) {
 		t.Errorf("used %d bits of %d", c.Bits, c.Budget.Bits())
 	}
 }
+
+// With the SVD stage off (tau = 1) every summary is stored dense, also after
+// the re-plans that spend unused slots on anchors.
+func TestTauOneStoresDense(t *testing.T) {
+	g := analyzeT(t, testSample(10, 1, 4, 1, 700, 32), 0, 0)
+	for _, rho := range []float64{0.1, 0.2, 0.3, 0.5} {
+		c, err := g.Compress("hae-ols", DefaultParams(rho))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := c.Stages
+		if full := min(st.Summaries, g.D); st.Summaries > 0 && (st.RankK != full || st.RankV != full) {
+			t.Errorf("ratio %g: tau = 1 stored ranks K %d V %d of %d summaries", rho, st.RankK, st.RankV, st.Summaries)
+		}
+		if c.Ratio() > rho+1e-12 {
+			t.Errorf("ratio %g: used %g", rho, c.Ratio())
+		}
+	}
+}

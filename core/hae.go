@@ -86,21 +86,28 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 	}
 	// Slots the summaries do not use (saved by the SVD stage, or freed by
 	// summaries whose NNLS weight came out 0) buy more exact anchors: re-plan
-	// with them and refit, a few times at most, so the cache uses its budget
-	// to within a slot or so, as every other method does.
+	// with them and refit (maxReplans times), so the cache uses most of its
+	// budget, as every other method does.
+	// A refit can keep more summaries than the plan before it (a smaller
+	// bin drops fewer), so a re-plan that does not fit is retried with half
+	// the extra anchors.
 	best, a := f1, anchors
 	for pass := 0; pass < maxReplans; pass++ {
 		extra := free - a - b.SlotsFor(best.numbers)
-		if extra <= 0 {
+		var next *binPlan
+		for ; extra > 0 && next == nil; extra /= 2 {
+			a2 := a + extra
+			p, err := g.planBin(ordered, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
+			if err == nil && p.numbers <= int64(free-a2)*int64(2*d) {
+				next = p
+				a = a2
+			}
+		}
+		if next == nil {
 			break
 		}
-		a2 := a + extra
-		next, err := g.planBin(ordered, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
-		if err != nil || next.numbers > int64(free-a2)*int64(2*d) {
-			break
-		}
-		next.extra = a2 - anchors
-		best, a = next, a2
+		next.extra = a - anchors
+		best = next
 	}
 	best.apply(c)
 	c.finishExact()
@@ -146,8 +153,10 @@ type orderKey struct {
 
 const maxOrders = 64
 
-// maxReplans bounds the re-plans that spend unused summary slots on anchors.
-const maxReplans = 3
+// maxReplans is how many times unused summary slots are re-planned into
+// anchors: once, as the reference text does for the SVD stage. Three gave a
+// little lower error (docs/RESULTS.md) at twice the cost of a slider move.
+const maxReplans = 1
 
 // binPlan is one planned split: anchors, the bin and its fitted summaries.
 type binPlan struct {
@@ -172,7 +181,9 @@ func (g *Group) planBin(ordered []int32, nAnchors, ns int, tau float64, ols bool
 	if err != nil {
 		return nil, err
 	}
-	if !f.fitBudget(avail) {
+	// Lowering ranks to fit is part of the SVD stage: with the stage off
+	// (tau = 1) a plan that does not fit densely is refused instead.
+	if (tau >= 1 && f.numbers() > avail) || !f.fitBudget(avail) {
 		return nil, fmt.Errorf("summaries do not fit %d numbers: %w", avail, ErrDoesNotFit)
 	}
 	pl.fit, pl.numbers = f, f.numbers()

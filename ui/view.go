@@ -315,7 +315,7 @@ func Explain(hr *proto.HeadResult, prefix int) []string {
 			s = "Compression: the summaries are stored dense (the SVD stage is off, or a factorization would not save memory)."
 		}
 		if st.ExtraAnchors > 0 {
-			s += fmt.Sprintf(" The memory this saves buys %s.", plural(st.ExtraAnchors, "more exact anchor", "more exact anchors"))
+			s += fmt.Sprintf(" The slots the summaries leave unused (dropped or factored) buy %s.", plural(st.ExtraAnchors, "more exact anchor", "more exact anchors"))
 		}
 		out = append(out, s)
 	}

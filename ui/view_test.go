@@ -188,7 +188,7 @@ func TestExplain(t *testing.T) {
 			"Selection: of the 960 cached tokens, 267 tokens are kept exact: the first 4 (attention sinks), the last 32 (the recent window) and 231 anchors",
 			"The other 693 tokens went to the recycle bin.",
 			"63 summary tokens are fitted", "(about 11 bin tokens each)", "27 of them got zero weight and were dropped, leaving 36.",
-			"SVD rank 17 (keeping 97.2% of their energy)", "SVD rank 9 (keeping 99.2% of their energy)", "buys 43 more exact anchors",
+			"SVD rank 17 (keeping 97.2% of their energy)", "SVD rank 9 (keeping 99.2% of their energy)", "buy 43 more exact anchors",
 			"needs 240.0 KiB; the budget at this ratio is 72.0 KiB", "The ratio actually used is 30.0%.",
 			"4.7% on average and 24.0% at worst (calibration queries: 1.6%)",
 		}, []string{"Quantization", "Low rank"}},
