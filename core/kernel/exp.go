@@ -51,10 +51,17 @@ func Exp32(x float32) float32 {
 }
 
 // expFast is Exp32 for x in [expFastMin, expFastMax], where the result is
-// normal and the scaling by 2**n a single exact product. elem.go carries a
-// copy of its body.
+// normal and the scaling by 2**n a single exact product.
 func expFast(x float32) float32 {
-	t := float32(x*log2e) + magic
+	y, t := expReduced(x)
+	return y * math.Float32frombits((math.Float32bits(t)-math.Float32bits(magic)+127)<<23)
+}
+
+// expReduced returns e**r for x = n ln 2 + r, |r| <= ln2/2, and t, which
+// holds n in its low mantissa bits (t = n + magic): the part of Exp32 that
+// expFast and expSlow share.
+func expReduced(x float32) (y, t float32) {
+	t = float32(x*log2e) + magic
 	nf := t - magic
 	r := x - float32(nf*ln2Hi)
 	r -= float32(nf * ln2Lo)
@@ -63,25 +70,16 @@ func expFast(x float32) float32 {
 	p = float32(p*r) + 4.1665795894e-2
 	p = float32(p*r) + 1.6666665459e-1
 	p = float32(p*r) + 5.0000001201e-1
-	y := float32(p*float32(r*r)) + r + 1
-	return y * math.Float32frombits((math.Float32bits(t)-math.Float32bits(magic)+127)<<23)
+	y = float32(p*float32(r*r)) + r + 1
+	return y, t
 }
 
 // expSlow is Exp32 for x outside [expFastMin, expFastMax] (and not NaN or
 // out of range): the same computation, with the scaling by 2**n in two
 // steps when 2**n alone would overflow or underflow.
 func expSlow(x float32) float32 {
-	t := float32(x*log2e) + magic
+	y, t := expReduced(x)
 	n := int32(math.Float32bits(t)) - int32(math.Float32bits(magic))
-	nf := t - magic
-	r := x - float32(nf*ln2Hi)
-	r -= float32(nf * ln2Lo)
-	p := float32(1.9875691500e-4*r) + 1.3981999507e-3
-	p = float32(p*r) + 8.3334519073e-3
-	p = float32(p*r) + 4.1665795894e-2
-	p = float32(p*r) + 1.6666665459e-1
-	p = float32(p*r) + 5.0000001201e-1
-	y := float32(p*float32(r*r)) + r + 1
 	switch {
 	case n > 127:
 		return y * 2 * math.Float32frombits(uint32(n+126)<<23)
