@@ -14,6 +14,20 @@ func init() { Register(quant{}) }
 // cache at all within the asked ratio.
 var ErrDoesNotFit = errors.New("does not fit the budget")
 
+// NeedRatioError is an ErrDoesNotFit that knows the smallest ratio at which
+// the method would fit.
+type NeedRatioError struct {
+	What string  // what does not fit, e.g. "2-bit quantization"
+	Need float64 // the smallest ratio that fits
+}
+
+func (e *NeedRatioError) Error() string {
+	return fmt.Sprintf("%s needs ratio >= %.3f: %v", e.What, e.Need, ErrDoesNotFit)
+}
+
+// Unwrap makes errors.Is(err, ErrDoesNotFit) true.
+func (e *NeedRatioError) Unwrap() error { return ErrDoesNotFit }
+
 // QuantGroup is the quantization group size of the quant baseline.
 const QuantGroup = 32
 
@@ -69,7 +83,7 @@ func (quant) Compress(g *Group, p Params) (*Cache, error) {
 	}
 	if width == 0 {
 		need := float64(quantBits(n, 0, d, 2)) / float64(b.FullBits)
-		return nil, fmt.Errorf("2-bit quantization needs ratio >= %.3f: %w", need, ErrDoesNotFit)
+		return nil, &NeedRatioError{What: "2-bit quantization", Need: need}
 	}
 	b.Recent = r
 	c := newCache("quant", b)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -229,16 +228,14 @@ func (c *cell) Max() float64 {
 
 var nan = func() float64 { var z float64; return z / z }()
 
-var needsRatio = regexp.MustCompile(`needs ratio >= [0-9.eE+-]+`)
-
 // naReason turns a core.ErrDoesNotFit or core.ErrNeedsKV error into a
 // short reason.
 func naReason(err error) string {
 	if errors.Is(err, core.ErrNeedsKV) {
 		return "needs q/k/v"
 	}
-	if m := needsRatio.FindString(err.Error()); m != "" {
-		return m
+	if n, ok := errors.AsType[*core.NeedRatioError](err); ok {
+		return fmt.Sprintf("needs ratio >= %.3f", n.Need)
 	}
 	return "does not fit the ratio"
 }
