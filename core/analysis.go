@@ -129,24 +129,9 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 		q := s.QHead(l, h)
 		copy(g.Qc[i*w*d:(i+1)*w*d], q[(n-w)*d:n*d])
 	}
-	g.S = make([]float32, rows*n)
-	g.A = make([]float32, rows*n)
-	g.Mu = make([]float32, rows)
-	g.RowSum = make([]float32, rows)
-	kernel.Logits(g.S, g.Qc, rows, g.K, n, d, g.Scale)
-	kernel.SoftmaxRows(g.A, g.S, rows, n, g.Mu, g.RowSum)
-	g.Salience = make([]float32, n)
-	g.KeyEntropy = make([]float32, n)
-	g.RowEntropy = make([]float32, rows)
-	kernel.ColMean(g.Salience, g.A, rows, n)
-	kernel.KeyEntropy(g.KeyEntropy, g.A, rows, n, make([]float32, 2*n))
-	kernel.RowEntropy(g.RowEntropy, g.A, rows, n)
-	// The reference outputs go through the same attention kernel as every
-	// compressed cache, so a cache that keeps all tokens has error exactly 0.
-	g.Oc = make([]float32, rows*d)
-	cal := kernel.NewPartial(rows, d)
-	cal.AddLogits(g.S, n, nil, g.V)
-	cal.Output(g.Oc)
+	st := kernel.NewStats(rows, n, d)
+	kernel.Calibrate(st, g.Qc, rows, g.K, g.V, n, d, g.Scale)
+	g.setStats(st)
 
 	work := make([]float32, max(t, n))
 	for i, h := range g.Heads {
@@ -166,6 +151,14 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 		g.Probes = append(g.Probes, p)
 	}
 	return g, nil
+}
+
+// setStats takes the calibration statistics of st into g. The reference
+// outputs st.O went through the same attention kernel as every compressed
+// cache, so a cache that keeps all tokens has error exactly 0.
+func (g *Group) setStats(st *kernel.Stats) {
+	g.S, g.A, g.Mu, g.RowSum = st.S, st.A, st.Mu, st.RowSum
+	g.Salience, g.KeyEntropy, g.RowEntropy, g.Oc = st.Salience, st.KeyEntropy, st.RowEntropy, st.O
 }
 
 // analyzeAttn is Analyze for an attention-only sample: query head h of
