@@ -5,7 +5,7 @@ WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm lint bench bench-wasm samples fuzz run clean web serve test-e2e
+.PHONY: all build test test-native test-wasm test-nocgo lint bench bench-wasm samples fuzz run clean web serve test-e2e
 
 all: build
 
@@ -13,16 +13,24 @@ build:
 	$(GO) build -o $(BIN) ./cmd/haeols
 
 ## test: vet, formatting, native tests, wasm tests
-test: lint test-native test-wasm
+test: lint test-native test-wasm test-nocgo
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
+	CGO_ENABLED=0 $(GO) vet ./core/... ./cmd/...
 
 test-native:
 	$(GO) test -count=1 ./...
+
+## test-nocgo: a CGO_ENABLED=0 build of the CLI has no GPU runner; verify
+## must say so and check the CPU kernels
+test-nocgo:
+	CGO_ENABLED=0 $(GO) build -o bin/haeols-nocgo ./cmd/haeols
+	bin/haeols-nocgo verify -methods topk -ratios 0.5 samples/default.safetensors > bin/nocgo.out 2> bin/nocgo.err
+	grep -q "built without cgo" bin/nocgo.err && grep -q "GPU: none (CPU kernels only)" bin/nocgo.out && grep -q PASS bin/nocgo.out
 
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)

@@ -15,6 +15,26 @@ type Options struct {
 	// Calib is w, the number of calibration queries per query head (the last
 	// w prefix queries); 0 means min(128, n/2).
 	Calib int
+	// Accel, when set, runs the analysis and the output metrics on another
+	// device (a *gpu.Device of package core/gpu); nil runs everything on the
+	// CPU kernels of core/kernel. The methods' choices and the small solves
+	// stay on the CPU either way.
+	Accel Accelerator
+}
+
+// Accelerator runs the heavy kernels of an analysis and of the output
+// metrics on another device, with the semantics of core/kernel (within
+// float32 tolerances). Package core/gpu implements it with WGSL compute
+// shaders.
+type Accelerator interface {
+	// Calibrate is kernel.Calibrate.
+	Calibrate(st *kernel.Stats, q []float32, m int, k, v []float32, n, d int, scale float32) error
+	// Logits is kernel.Logits plus an optional per-key bias.
+	Logits(dst, q []float32, m int, k []float32, n, d int, scale float32, bias []float32) error
+	// Attend writes the attention outputs of the m rows q over c keys with
+	// values and optional logit biases; row i sees every key, or, when
+	// causal, the first base+i+1.
+	Attend(out, q []float32, m int, keys, vals []float32, c, d int, scale float32, bias []float32, base int, causal bool) error
 }
 
 // Group is the analysis of one KV head (HAE-OLS.md §1) and the query heads
@@ -53,6 +73,11 @@ type Group struct {
 	// Needles are needle positions in the prefix; NeedleProbes the probe
 	// indices that ask for one (from the sample's metadata).
 	Needles, NeedleProbes []int
+
+	// accel runs the output metrics when the analysis ran on it; kAll and
+	// vAll are then the keys and values of prefix and suffix (N x D).
+	accel      Accelerator
+	kAll, vAll []float32
 
 	svdOnce      sync.Once
 	svdK, svdV   *solve.SVD
@@ -130,19 +155,38 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 		copy(g.Qc[i*w*d:(i+1)*w*d], q[(n-w)*d:n*d])
 	}
 	st := kernel.NewStats(rows, n, d)
-	kernel.Calibrate(st, g.Qc, rows, g.K, g.V, n, d, g.Scale)
+	if opt.Accel != nil {
+		g.accel, g.kAll, g.vAll = opt.Accel, kAll, vAll
+		if err := opt.Accel.Calibrate(st, g.Qc, rows, g.K, g.V, n, d, g.Scale); err != nil {
+			return nil, fmt.Errorf("analyze layer %d KV head %d: %w", l, kv, err)
+		}
+	} else {
+		kernel.Calibrate(st, g.Qc, rows, g.K, g.V, n, d, g.Scale)
+	}
 	g.setStats(st)
 
 	work := make([]float32, max(t, n))
 	for i, h := range g.Heads {
 		p := &Probes{Head: h, Q: s.QHead(l, h)[n*d:], S: make([]float32, t*n), O: make([]float32, t*d)}
-		kernel.Logits(p.S, p.Q, t, g.K, n, d, g.Scale)
 		p.Suffix = kernel.NewPartial(t, d)
 		p.Suffix.AddKeys(p.Q, kSuf, vSuf, t, g.Scale, nil, true, work)
-		full := kernel.NewPartial(t, d)
-		full.CopyFrom(p.Suffix)
-		full.AddLogits(p.S, n, nil, g.V)
-		full.Output(p.O)
+		if g.accel != nil {
+			// The references go through Attend, as every compressed cache
+			// will (evaluateOutputs), so a full cache has error 0.
+			err := g.accel.Logits(p.S, p.Q, t, g.K, n, d, g.Scale, nil)
+			if err == nil {
+				err = g.accel.Attend(p.O, p.Q, t, kAll, vAll, n+t, d, g.Scale, nil, n, true)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("analyze layer %d KV head %d, probes of head %d: %w", l, kv, h, err)
+			}
+		} else {
+			kernel.Logits(p.S, p.Q, t, g.K, n, d, g.Scale)
+			full := kernel.NewPartial(t, d)
+			full.CopyFrom(p.Suffix)
+			full.AddLogits(p.S, n, nil, g.V)
+			full.Output(p.O)
+		}
 		var e float64
 		for _, x := range g.RowEntropy[i*w : (i+1)*w] {
 			e += float64(x)

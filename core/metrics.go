@@ -117,12 +117,27 @@ func lostMass(a []float32, rows, n int, c *Cache) []float64 {
 func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 	p := g.Probes[hi]
 	d := g.D
-	part := kernel.NewPartial(g.T, d)
-	part.CopyFrom(p.Suffix)
-	out := make([]float32, max(g.T, g.W)*d)
-	work := make([]float32, max(c.C, 1))
-	g.attend(part, c, p.S, p.Q, work)
-	part.Output(out)
+	out := make([]float32, g.T*d)
+	calOut := make([]float32, g.W*d)
+	if g.accel != nil {
+		if err := g.attendAccel(out[:g.T*d], calOut, c, hi); err != nil {
+			// The device failed mid-session (e.g. a lost GPU): measure on
+			// the CPU, whose numbers agree within float32 tolerances.
+			g.accel = nil
+		}
+	}
+	if g.accel == nil {
+		part := kernel.NewPartial(g.T, d)
+		part.CopyFrom(p.Suffix)
+		work := make([]float32, max(c.C, 1))
+		g.attend(part, c, p.S, p.Q, work)
+		part.Output(out)
+		// Calibration rows of this head: non-causal over the prefix, no
+		// suffix.
+		cal := kernel.NewPartial(g.W, d)
+		g.attend(cal, c, g.S[hi*g.W*g.N:(hi+1)*g.W*g.N], g.Qc[hi*g.W*d:(hi+1)*g.W*d], work)
+		cal.Output(calOut)
+	}
 	m.Profile = make([]float64, g.T)
 	var cosSum float64
 	for i := 0; i < g.T; i++ {
@@ -132,17 +147,62 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 	}
 	m.Cos = cosSum / float64(g.T)
 
-	// Calibration rows of this head: non-causal over the prefix, no suffix.
 	w := g.W
-	cal := kernel.NewPartial(w, d)
-	g.attend(cal, c, g.S[hi*w*g.N:(hi+1)*w*g.N], g.Qc[hi*w*d:(hi+1)*w*d], work)
-	cal.Output(out[:w*d])
 	var cs float64
 	for i := 0; i < w; i++ {
-		e, _ := relErr(out[i*d:i*d+d], g.Oc[(hi*w+i)*d:(hi*w+i+1)*d])
+		e, _ := relErr(calOut[i*d:i*d+d], g.Oc[(hi*w+i)*d:(hi*w+i+1)*d])
 		cs += e
 	}
 	m.ErrCal = cs / float64(w)
+}
+
+// attendAccel computes on g.accel the probe outputs (probe, T x D) and the
+// calibration outputs of head hi (cal, W x D) over cache c: its exact
+// prefix tokens in position order, its synthetic tokens with their biases
+// and, for the probes, the causal suffix.
+func (g *Group) attendAccel(probe, cal []float32, c *Cache, hi int) error {
+	n, d, t := g.N, g.D, g.T
+	var idx []int32
+	if !c.All {
+		idx = c.Exact
+	}
+	ne := n
+	if !c.All {
+		ne = len(idx)
+	}
+	tot := ne + c.C + t
+	keys, vals := make([]float32, tot*d), make([]float32, tot*d)
+	if c.All {
+		copy(keys, g.K)
+		copy(vals, g.V)
+	} else {
+		for i, j := range idx {
+			copy(keys[i*d:(i+1)*d], g.K[int(j)*d:int(j+1)*d])
+			copy(vals[i*d:(i+1)*d], g.V[int(j)*d:int(j+1)*d])
+		}
+	}
+	copy(keys[ne*d:], c.Keys[:c.C*d])
+	copy(vals[ne*d:], c.Values[:c.C*d])
+	copy(keys[(ne+c.C)*d:], g.kAll[n*d:])
+	copy(vals[(ne+c.C)*d:], g.vAll[n*d:])
+	var bias []float32
+	if c.Bias != nil {
+		bias = make([]float32, tot)
+		copy(bias[ne:], c.Bias[:c.C])
+	}
+	p := g.Probes[hi]
+	if err := g.accel.Attend(probe, p.Q, t, keys, vals, tot, d, g.Scale, bias, ne+c.C, true); err != nil {
+		return err
+	}
+	if ne+c.C == 0 {
+		clear(cal)
+		return nil
+	}
+	var cb []float32
+	if bias != nil {
+		cb = bias[:ne+c.C]
+	}
+	return g.accel.Attend(cal, g.Qc[hi*g.W*d:(hi+1)*g.W*d], g.W, keys[:(ne+c.C)*d], vals[:(ne+c.C)*d], ne+c.C, d, g.Scale, cb, 0, false)
 }
 
 // attend adds the cache's tokens to the partial of the query rows q whose

@@ -34,6 +34,7 @@ var commands = []command{
 	{"heatmap", "PNG of one head's attention: original, compressed, |difference|", cmdHeatmap},
 	{"curve", "PNG of error against ratio, one line per method", cmdCurve},
 	{"capture", "run a llama2.c checkpoint and write its real q/k/v as a sample", cmdCapture},
+	{"verify", "check the CPU and GPU (WGSL) kernels against float64 on real inputs", cmdVerify},
 	{"serve", "serve the in-browser simulator (make web) on 127.0.0.1 and print the address", cmdServe},
 }
 
@@ -177,7 +178,7 @@ func parse(e *env, fs *flag.FlagSet, args []string, usage string, maxPos int) ([
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	if len(pos) > maxPos {
+	if maxPos >= 0 && len(pos) > maxPos {
 		if maxPos == 0 {
 			return nil, usagef("unexpected argument %q (this subcommand takes no FILE)", pos[0])
 		}

@@ -46,24 +46,28 @@ func init() { wgpu.SetLogLevel(wgpu.LogLevelOff) }
 // Open requests an adapter and a device and compiles every kernel. It
 // returns an error wrapping ErrUnavailable when there is no adapter.
 func Open(opt Options) (d *Device, err error) {
-	var desc *wgpu.InstanceDescriptor
+	// A backend is chosen by enumerating its adapters: the binding's
+	// instance descriptor leaves fields of wgpu-native's instance extras
+	// uninitialised (a non-nil one can abort the process), and wgpu-native
+	// ignores the backend of an adapter request.
+	var backends wgpu.InstanceBackend
 	switch opt.Backend {
 	case "":
 	case "vulkan":
-		desc = &wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackendVulkan}
+		backends = wgpu.InstanceBackendVulkan
 	case "gl":
-		desc = &wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackendGL}
+		backends = wgpu.InstanceBackendGL
 	case "metal":
-		desc = &wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackendMetal}
+		backends = wgpu.InstanceBackendMetal
 	case "dx12":
-		desc = &wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackendDX12}
+		backends = wgpu.InstanceBackendDX12
 	default:
 		return nil, fmt.Errorf("gpu: unknown backend %q (want one of vulkan, gl, metal, dx12)", opt.Backend)
 	}
 	if err := precheck(); err != nil {
 		return nil, err
 	}
-	inst := wgpu.CreateInstance(desc)
+	inst := wgpu.CreateInstance(nil)
 	if inst == nil {
 		return nil, unavailable("this environment has no WebGPU (navigator.gpu)")
 	}
@@ -74,13 +78,20 @@ func Open(opt Options) (d *Device, err error) {
 			d = nil
 		}
 	}()
-	pref := wgpu.PowerPreferenceHighPerformance
-	if opt.LowPower {
-		pref = wgpu.PowerPreferenceLowPower
-	}
-	d.adapter, err = inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: pref, ForceFallbackAdapter: opt.Fallback})
-	if err != nil || d.adapter == nil {
-		return nil, unavailable("no adapter: %v", err)
+	if backends != 0 {
+		d.adapter = pickAdapter(inst.EnumerateAdapters(&wgpu.InstanceEnumerateAdapterOptons{Backends: backends}), opt.Fallback)
+		if d.adapter == nil {
+			return nil, unavailable("no %s adapter", opt.Backend)
+		}
+	} else {
+		pref := wgpu.PowerPreferenceHighPerformance
+		if opt.LowPower {
+			pref = wgpu.PowerPreferenceLowPower
+		}
+		d.adapter, err = inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: pref, ForceFallbackAdapter: opt.Fallback})
+		if err != nil || d.adapter == nil {
+			return nil, unavailable("no adapter: %v", err)
+		}
 	}
 	// The WebGPU defaults, with the adapter's largest buffers: the
 	// calibration matrices of long contexts are big.
@@ -109,6 +120,24 @@ func Open(opt Options) (d *Device, err error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// pickAdapter keeps the first hardware adapter of as (the first software
+// one when fallback is set, or when there is no other) and releases the
+// rest.
+func pickAdapter(as []*wgpu.Adapter, fallback bool) *wgpu.Adapter {
+	var pick *wgpu.Adapter
+	for _, a := range as {
+		if pick == nil || (adapterInfo(pick).Software != fallback && adapterInfo(a).Software == fallback) {
+			pick = a
+		}
+	}
+	for _, a := range as {
+		if a != pick {
+			a.Release()
+		}
+	}
+	return pick
 }
 
 // adapterInfo describes a (native) adapter; the browser's is filled in by
