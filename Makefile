@@ -38,6 +38,7 @@ test-wasm:
 ## bench: kernels (GFLOP/s) and one head end to end (ms), native
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./core/kernel/ ./core/solve/ ./core/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./core/gpu/
 
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:

@@ -51,7 +51,8 @@ type Root struct {
 	Notices  []string // repairs of the URL, shown once
 	ErrMsg   string   // the last error for the user
 	Info     *proto.Info
-	Loading  string  // what is loading, "" when idle
+	Compute  *proto.Compute // where the worker computes (nil: not asked yet, the CPU)
+	Loading  string         // what is loading, "" when idle
 	Progress float64 // of the loading or grid pass
 
 	grids   map[string]*gridRes
@@ -63,7 +64,7 @@ type Root struct {
 
 	b *bridge // the worker
 	// IDs of the latest request of each op; older answers are ignored.
-	loadID, headID, curveID, gridID int
+	loadID, headID, curveID, gridID, computeID int
 	gridQueue                       []string // methods left in this grid pass
 	gridMethod                      string   // the method of the running grid request
 	curveWanted                     bool     // a curve is due after the grid pass
@@ -117,6 +118,10 @@ func (c *Root) Start() {
 		c.S.Sample = state.DefaultSample
 		src = c.S.Source()
 	}
+	if c.S.Compute != state.DefaultCompute {
+		// Before the load: the worker analyses the sample on the device.
+		c.sendCompute()
+	}
 	c.load(src, js.Undefined(), c.S.Sample)
 }
 
@@ -131,6 +136,11 @@ func (c *Root) load(src *proto.Source, file js.Value, sample string) {
 	c.samplesBefore = c.S.Sample
 	c.S.Sample = sample
 	c.loadID = c.b.send(proto.Request{Op: proto.OpLoad, Source: src}, bufs)
+}
+
+// sendCompute asks the worker to compute on c.S.Compute.
+func (c *Root) sendCompute() {
+	c.computeID = c.b.send(proto.Request{Op: proto.OpCompute, Compute: c.S.Compute}, nil)
 }
 
 // onResponse runs in its own goroutine for each worker message.
@@ -169,6 +179,22 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			names = append(names, m.Name)
 		}
 		c.Notices = append(c.Notices, c.S.Fit(r.Info.Layers, r.Info.Heads, names)...)
+		c.grids = map[string]*gridRes{}
+		c.head, c.curve = nil, nil
+		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = "", "", ""
+		c.gridQueue, c.gridMethod, c.curveWanted, c.curvePending = nil, "", false, false
+		c.refresh()
+	case proto.OpCompute:
+		if r.ID != c.computeID {
+			return
+		}
+		if r.Error != "" {
+			c.ErrMsg = "Compute: " + r.Error
+			return
+		}
+		c.Compute = r.Compute
+		// The worker analyses the sample again on the new device: ask for
+		// everything anew.
 		c.grids = map[string]*gridRes{}
 		c.head, c.curve = nil, nil
 		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = "", "", ""

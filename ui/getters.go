@@ -261,6 +261,31 @@ func (c *Root) SampleInfo() string {
 		sampleLabel(c.S.Sample), in.Model, in.Layers, in.Heads, in.KVHeads, in.Prefix, in.Dim)
 }
 
+// ComputeNote says where the numbers are computed: the GPU adapter, or why
+// the GPU asked for is not used.
+func (c *Root) ComputeNote() string {
+	cp := c.Compute
+	switch {
+	case c.S.Compute == "cpu" && (cp == nil || cp.Device == "cpu"):
+		return ""
+	case cp == nil:
+		return "starting WebGPU…"
+	case cp.Device == "gpu" && cp.Software:
+		return "on " + cp.Adapter + " (a software adapter: the same numbers, slower than the CPU)"
+	case cp.Device == "gpu":
+		return "on " + cp.Adapter
+	}
+	return cp.Note
+}
+
+// ComputeNoteClass marks a fallback note as a warning.
+func (c *Root) ComputeNoteClass() string {
+	if c.Compute != nil && c.Compute.Note != "" {
+		return "warn"
+	}
+	return ""
+}
+
 // SampleAbout is the loaded sample's description.
 func (c *Root) SampleAbout() string {
 	if c.Info == nil {

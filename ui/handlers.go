@@ -246,6 +246,17 @@ func (c *Root) OnToggle(m string) {
 	c.refresh()
 }
 
+// OnCompute switches between the CPU kernels and the GPU (WebGPU).
+func (c *Root) OnCompute(e vugu.DOMEvent) {
+	v := e.PropString("target", "value")
+	if v == c.S.Compute || (v != "cpu" && v != "gpu") || c.b == nil {
+		return
+	}
+	c.S.Compute = v
+	c.syncURL()
+	c.sendCompute()
+}
+
 // OnPrimary makes the selected method the primary one.
 func (c *Root) OnPrimary(e vugu.DOMEvent) {
 	m := e.PropString("target", "value")

@@ -230,9 +230,15 @@ func printVerify(w io.Writer, r *verify.Report) {
 		}
 		return fmt.Sprintf("%.2e", *p)
 	}
+	tol := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", *p)
+	}
 	for _, k := range r.Kernels {
 		fmt.Fprintf(tw, "%s\t%s\t%.2e\t%.2e\t%.3f\t%s\t%s\t%s\t%s\t%s\t\n", k.Kernel, k.Output, k.CPUAbs, k.CPURel, k.CPUTol,
-			g(k.GPUAbs), g(k.GPURel), g(k.GPUTol), g(k.GPUvsCPU), okFail(k.Pass))
+			g(k.GPUAbs), g(k.GPURel), tol(k.GPUTol), g(k.GPUvsCPU), okFail(k.Pass))
 	}
 	tw.Flush()
 	if len(r.Metrics) > 0 {

@@ -119,6 +119,9 @@ func Open(opt Options) (d *Device, err error) {
 	if d.none, err = d.alloc(1); err != nil {
 		return nil, err
 	}
+	if err = d.selfTest(); err != nil {
+		return nil, fmt.Errorf("%w on %s", err, d.info)
+	}
 	return d, nil
 }
 

@@ -34,7 +34,7 @@ fn main(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) w: ve
     len = min(p.n, p.base + i + 1u);
   }
   let row = i * p.n;
-  var mx = -3.4028235e38;
+  var mx = -0x1.fffffep+127f; // the lowest finite f32
   for (var j = t; j < len; j += WG) {
     mx = max(mx, s[row + j]);
   }

@@ -21,7 +21,15 @@ const (
 	OpGrid  = "grid"  // all heads for Method at Params, answered progressively
 	OpHead  = "head"  // one head in detail: Layer, Head, Method, Params (+ maps)
 	OpCurve = "curve" // error vs ratio for Methods at Ratios, one head or the model mean
+	// OpCompute chooses where the core computes: Compute "cpu" or "gpu"
+	// (WebGPU, with the CPU as the fallback). The loaded sample is analysed
+	// again on the chosen device.
+	OpCompute = "compute"
 )
+
+// Barrier reports whether op orders the queue like a load: the requests
+// sent after it wait for it, and it waits for those sent before.
+func Barrier(op string) bool { return op == OpLoad || op == OpCompute }
 
 // Request is a page's question to the worker. A newer request of the same Op
 // supersedes an older one that is queued or still running (the worker drops
@@ -42,6 +50,8 @@ type Request struct {
 	Ratios  []float64 `json:"ratios,omitempty"`
 	// Maps asks OpHead for the attention maps (buffers "orig", "comp").
 	Maps bool `json:"maps,omitempty"`
+	// Compute is the device OpCompute asks for: "cpu" or "gpu".
+	Compute string `json:"compute,omitempty"`
 }
 
 // Source says which sample to load. Kind "preset": generated in the worker
@@ -77,6 +87,8 @@ type Response struct {
 	Grid  *GridPart   `json:"grid,omitempty"`
 	Head  *HeadResult `json:"head,omitempty"`
 	Curve *Curve      `json:"curve,omitempty"`
+	// Compute answers OpCompute: the device now in use.
+	Compute *Compute `json:"compute,omitempty"`
 	// Progress in [0, 1] for long operations (loading a checkpoint, a grid).
 	Progress float64 `json:"progress,omitempty"`
 	// Done is false on progressive partial answers.
@@ -85,6 +97,17 @@ type Response struct {
 	// taking it off its queue to sending this answer (milliseconds; for
 	// measuring, not for display logic).
 	ComputeMs float64 `json:"compute_ms,omitempty"`
+}
+
+// Compute says where the core computes: Device "cpu" or "gpu", the GPU
+// adapter, and, when the GPU was asked for and is not used, why (Note).
+type Compute struct {
+	Device  string `json:"device"`
+	Adapter string `json:"adapter,omitempty"`
+	// Software marks a software GPU adapter (SwiftShader, llvmpipe): it
+	// computes the same numbers, usually slower than the CPU kernels.
+	Software bool   `json:"software,omitempty"`
+	Note     string `json:"note,omitempty"`
 }
 
 // Info describes the loaded sample.

@@ -31,7 +31,14 @@ const (
 	DefaultPhi    = 0.25
 	DefaultTau    = 1.0
 	DefaultPanel  = "all"
+	// DefaultCompute is where the core computes: the CPU kernels, whose
+	// numbers match the CLI bit for bit; "gpu" runs the WGSL kernels
+	// through WebGPU (the same numbers within float32 tolerances).
+	DefaultCompute = "cpu"
 )
+
+// Computes are the values of State.Compute.
+var Computes = []string{"cpu", "gpu"}
 
 // DefaultMethods are the methods compared when the URL names none:
 // HAE-OLS, one ablation and the strongest simple baselines.
@@ -74,6 +81,8 @@ type State struct {
 	Ratio, Lambda, Phi, Tau float64
 	// Panel is the heatmap panel shown: one of Panels.
 	Panel string
+	// Compute is where the core computes: one of Computes.
+	Compute string
 }
 
 // Default returns the view a bare URL opens.
@@ -81,6 +90,7 @@ func Default() State {
 	return State{
 		Sample: DefaultSample, Methods: slices.Clone(DefaultMethods), Method: DefaultMethod,
 		Ratio: DefaultRatio, Lambda: DefaultLambda, Phi: DefaultPhi, Tau: DefaultTau, Panel: DefaultPanel,
+		Compute: DefaultCompute,
 	}
 }
 
@@ -189,6 +199,13 @@ func Parse(q url.Values) (State, []string) {
 			warn("panel: %q is not one of %s; using %q", v, strings.Join(Panels, ", "), DefaultPanel)
 		}
 	}
+	if v, ok := get(q, "compute"); ok {
+		if slices.Contains(Computes, v) {
+			s.Compute = v
+		} else {
+			warn("compute: %q is not one of %s; using %q", v, strings.Join(Computes, ", "), DefaultCompute)
+		}
+	}
 	return s, msgs
 }
 
@@ -287,6 +304,7 @@ func (s State) Values() url.Values {
 		"phi":     {Fmt(s.Phi)},
 		"tau":     {Fmt(s.Tau)},
 		"panel":   {s.Panel},
+		"compute": {s.Compute},
 	}
 }
 

@@ -24,6 +24,7 @@ func TestParseGood(t *testing.T) {
 		{"methods", "methods=snapkv,hae-ols,snapkv&method=snapkv", func(s *State) { s.Methods = []string{"snapkv", "hae-ols"}; s.Method = "snapkv" }},
 		{"primary added", "methods=topk&method=quant", func(s *State) { s.Methods = []string{"quant", "topk"}; s.Method = "quant" }},
 		{"panel", "panel=diff", func(s *State) { s.Panel = "diff" }},
+		{"compute", "compute=gpu", func(s *State) { s.Compute = "gpu" }},
 		{"last value wins", "ratio=0.3&ratio=0.4", func(s *State) { s.Ratio = 0.4 }},
 		{"leading ?", "?head=1", func(s *State) { s.Head = 1 }},
 	}
@@ -68,6 +69,7 @@ func TestParseBad(t *testing.T) {
 		{"methods none", "methods=,,", func(*State) {}, "methods: no usable method"},
 		{"methods one bad", "methods=hae-ols,<b>", func(s *State) { s.Methods = []string{"hae-ols"} }, `methods: "<b>" is not a method name`},
 		{"panel bad", "panel=left", func(*State) {}, `panel: "left" is not one of`},
+		{"compute bad", "compute=cuda", func(*State) {}, `compute: "cuda" is not one of cpu, gpu`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,9 +90,9 @@ func TestRoundTrip(t *testing.T) {
 	states := []State{
 		Default(),
 		{Sample: "samples/needle.safetensors", Layer: 1, Head: 3, Methods: []string{"snapkv", "hae-ols", "quant"}, Method: "quant",
-			Ratio: 0.07, Lambda: 0.1, Phi: 0.333, Tau: 0.95, Panel: "comp"},
-		{Sample: "tiny", Methods: []string{"full"}, Method: "full", Ratio: 1, Lambda: 1, Phi: 0, Tau: 1, Panel: "diff"},
-		{Sample: "default", Methods: []string{"hae-ols"}, Method: "hae-ols", Ratio: 0.1 + 0.2, Lambda: 0.25, Phi: 0.25, Tau: 0.99, Panel: "orig"},
+			Ratio: 0.07, Lambda: 0.1, Phi: 0.333, Tau: 0.95, Panel: "comp", Compute: "gpu"},
+		{Sample: "tiny", Methods: []string{"full"}, Method: "full", Ratio: 1, Lambda: 1, Phi: 0, Tau: 1, Panel: "diff", Compute: "cpu"},
+		{Sample: "default", Methods: []string{"hae-ols"}, Method: "hae-ols", Ratio: 0.1 + 0.2, Lambda: 0.25, Phi: 0.25, Tau: 0.99, Panel: "orig", Compute: "gpu"},
 	}
 	for _, s := range states {
 		q := s.Encode()

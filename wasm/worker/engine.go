@@ -41,6 +41,18 @@ type Engine struct {
 	// Fetch returns the bytes of a file of the app's own static site, by
 	// relative URL (Source kind "url").
 	Fetch func(url string) ([]byte, error)
+	// OpenGPU opens the GPU runner for OpCompute "gpu" (in the browser:
+	// core/gpu over WebGPU) and describes its adapter; nil means no GPU
+	// support in this build.
+	OpenGPU func() (core.Accelerator, proto.Compute, error)
+
+	// accel is the device the analyses run on (nil: the CPU); gpu and
+	// gpuErr cache the outcome of OpenGPU, tried once.
+	accel   core.Accelerator
+	compute proto.Compute
+	gpu     core.Accelerator
+	gpuInfo proto.Compute
+	gpuErr  error
 
 	model  *core.Model
 	info   *proto.Info
@@ -76,7 +88,7 @@ func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, ch
 	fail := func(err error) {
 		emit(proto.Response{ID: req.ID, Op: req.Op, Error: err.Error(), Done: true}, nil)
 	}
-	if req.Op != proto.OpLoad && e.model == nil {
+	if req.Op != proto.OpLoad && req.Op != proto.OpCompute && e.model == nil {
 		fail(fmt.Errorf("%s: no sample loaded yet (send a %q request first)", req.Op, proto.OpLoad))
 		return
 	}
@@ -90,8 +102,10 @@ func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, ch
 		err = e.head(req, emit)
 	case proto.OpCurve:
 		err = e.curve(req, emit, check)
+	case proto.OpCompute:
+		err = e.setCompute(req, emit)
 	default:
-		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve)
+		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve, proto.OpCompute)
 	}
 	if err != nil {
 		fail(err)
@@ -174,13 +188,60 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 	default:
 		return fmt.Errorf("load: unknown source kind %q (known: preset, url, file, llama)", src.Kind)
 	}
-	m, err := core.NewModel(s, core.Options{})
+	m, err := core.NewModel(s, core.Options{Accel: e.accel})
 	if err != nil {
 		return fmt.Errorf("load %s: %w", name, err)
 	}
 	e.model, e.info = m, infoOf(name, s)
 	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
 	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+	return nil
+}
+
+// Compute is where the engine computes now.
+func (e *Engine) Compute() proto.Compute {
+	if e.compute.Device == "" {
+		return proto.Compute{Device: "cpu"}
+	}
+	return e.compute
+}
+
+// setCompute switches between the CPU kernels and the GPU runner. Asking
+// for the GPU where there is none (no WebGPU, no adapter) keeps the CPU and
+// says why in the answer's Note. A loaded sample is analysed again on the
+// new device (lazily, head by head, as after a load).
+func (e *Engine) setCompute(req proto.Request, emit Emit) error {
+	var accel core.Accelerator
+	c := proto.Compute{Device: "cpu"}
+	switch req.Compute {
+	case "cpu":
+	case "gpu":
+		if e.gpu == nil && e.gpuErr == nil {
+			if e.OpenGPU == nil {
+				e.gpuErr = errors.New("this build has no GPU runner")
+			} else {
+				e.gpu, e.gpuInfo, e.gpuErr = e.OpenGPU()
+			}
+		}
+		if e.gpuErr != nil {
+			c.Note = fmt.Sprintf("GPU not available (%v): computing on the CPU.", e.gpuErr)
+		} else {
+			accel, c = e.gpu, e.gpuInfo
+			c.Device = "gpu"
+		}
+	default:
+		return fmt.Errorf("compute: unknown device %q (known: cpu, gpu)", req.Compute)
+	}
+	if accel != e.accel && e.model != nil {
+		m, err := core.NewModel(e.model.Sample, core.Options{Accel: accel})
+		if err != nil {
+			return fmt.Errorf("compute: %w", err)
+		}
+		e.model = m
+		e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+	}
+	e.accel, e.compute = accel, c
+	emit(proto.Response{ID: req.ID, Op: req.Op, Compute: &c, Done: true}, nil)
 	return nil
 }
 

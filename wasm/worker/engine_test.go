@@ -12,6 +12,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/ui/proto"
@@ -255,6 +256,7 @@ func TestQueue(t *testing.T) {
 		{"newer replaces older", []proto.Request{req(1, "head"), req(2, "grid"), req(3, "head")}, []int{3, 2}},
 		{"load is a barrier", []proto.Request{req(1, "grid"), req(2, "load"), req(3, "head")}, []int{1, 2, 3}},
 		{"curve before grid", []proto.Request{req(1, "grid"), req(2, "curve")}, []int{2, 1}},
+		{"compute is a barrier", []proto.Request{req(1, "grid"), req(2, "compute"), req(3, "head")}, []int{1, 2, 3}},
 		{"after load by priority", []proto.Request{req(1, "load"), req(2, "grid"), req(3, "curve"), req(4, "head")}, []int{1, 4, 3, 2}},
 	}
 	for _, tc := range tests {
@@ -446,5 +448,98 @@ func TestDeferHeavy(t *testing.T) {
 	time.Sleep(HeavyDefer)
 	if d := q.deferHeavy(); d != 0 {
 		t.Fatalf("after %v: still holding back %v", HeavyDefer, d)
+	}
+}
+
+// TestComputeFallback asks for the GPU where there is none: the engine
+// stays on the CPU, says why, and keeps answering with the CPU's numbers.
+func TestComputeFallback(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	for _, open := range []func() (core.Accelerator, proto.Compute, error){
+		nil,
+		func() (core.Accelerator, proto.Compute, error) {
+			return nil, proto.Compute{}, errors.New("no WebGPU adapter")
+		},
+	} {
+		e.OpenGPU, e.gpuErr = open, nil
+		e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+		r := rc.last()
+		if r.Error != "" || r.Compute == nil || r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "computing on the CPU") {
+			t.Fatalf("compute gpu without a GPU: %+v %+v", r, r.Compute)
+		}
+	}
+	e.Handle(proto.Request{ID: 4, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
+	native, err := m.Grid("topk", coreParams(defParams), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rc.last(); r.Grid == nil || float64(r.Grid.MeanErr) != core.MeanErr(native) {
+		t.Errorf("grid after the fallback: %+v, want mean %v", r.Grid, core.MeanErr(native))
+	}
+	e.Handle(proto.Request{ID: 5, Op: proto.OpCompute, Compute: "tpu"}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, "unknown device") {
+		t.Errorf("compute tpu: %+v", r)
+	}
+}
+
+// fakeAccel is an Accelerator computing with the CPU kernels, counting
+// calls: it shows that the engine routes the analysis through the device it
+// was given.
+type fakeAccel struct{ calls int }
+
+func (f *fakeAccel) Calibrate(st *kernel.Stats, q []float32, m int, k, v []float32, n, d int, scale float32) error {
+	f.calls++
+	kernel.Calibrate(st, q, m, k, v, n, d, scale)
+	return nil
+}
+
+func (f *fakeAccel) Logits(dst, q []float32, m int, k []float32, n, d int, scale float32, bias []float32) error {
+	f.calls++
+	kernel.Logits(dst, q, m, k, n, d, scale)
+	return nil
+}
+
+func (f *fakeAccel) Attend(out, q []float32, m int, keys, vals []float32, c, d int, scale float32, bias []float32, base int, causal bool) error {
+	f.calls++
+	for i := 0; i < m; i++ {
+		cnt := c
+		if causal {
+			cnt = min(c, base+i+1)
+		}
+		var b []float32
+		if bias != nil {
+			b = bias[:cnt]
+		}
+		p := kernel.NewPartial(1, d)
+		p.AddKeys(q[i*d:(i+1)*d], keys, vals, cnt, scale, b, false, nil)
+		p.Output(out[i*d : (i+1)*d])
+	}
+	return nil
+}
+
+func TestComputeOnDevice(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	fa := &fakeAccel{}
+	e.OpenGPU = func() (core.Accelerator, proto.Compute, error) { return fa, proto.Compute{Adapter: "fake"}, nil }
+	e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute == nil || r.Compute.Device != "gpu" || r.Compute.Adapter != "fake" {
+		t.Fatalf("compute gpu: %+v", r)
+	}
+	rc.out = nil
+	e.Handle(proto.Request{ID: 4, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
+	r := rc.last()
+	if r.Error != "" || r.Grid == nil || fa.calls == 0 {
+		t.Fatalf("grid on the device: %+v, %d device calls", r, fa.calls)
+	}
+	native, err := m.Grid("hae-ols", coreParams(defParams), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := float64(r.Grid.MeanErr), core.MeanErr(native); math.Abs(got-want) > 1e-5 {
+		t.Errorf("mean err on the device %v, CPU %v", got, want)
+	}
+	e.Handle(proto.Request{ID: 5, Op: proto.OpCompute, Compute: "cpu"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute.Device != "cpu" || e.Compute().Device != "cpu" {
+		t.Errorf("back to cpu: %+v", r.Compute)
 	}
 }

@@ -15,13 +15,15 @@ import (
 	"fmt"
 	"syscall/js"
 
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/gpu"
 	"github.com/haeols/haeols/ui/proto"
 )
 
 func main() {
 	self := js.Global()
 	q := NewQueue()
-	w := &Worker{E: &Engine{Fetch: fetch}, Q: q, Emit: post, Yield: newYield()}
+	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU}, Q: q, Emit: post, Yield: newYield()}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		data := args[0]
@@ -52,6 +54,16 @@ func main() {
 		ready.Invoke()
 	}
 	w.Loop()
+}
+
+// openGPU opens the WebGPU runner (navigator.gpu in this worker).
+func openGPU() (core.Accelerator, proto.Compute, error) {
+	d, err := gpu.Open(gpu.Options{})
+	if err != nil {
+		return nil, proto.Compute{}, err
+	}
+	i := d.Info()
+	return d, proto.Compute{Adapter: i.String(), Software: i.Software}, nil
 }
 
 // post sends a response to the page, transferring the buffers.

@@ -15,8 +15,8 @@ type item struct {
 
 // Queue holds the requests that arrived and not yet started. A newer
 // request of an Op replaces a queued older one of the same Op (the older one
-// is dropped without an answer). Loads are barriers: requests that came
-// after a load wait for it; among the requests before the first load, heads
+// is dropped without an answer). Loads and compute switches are barriers
+// (proto.Barrier): requests that came after one wait for it; among the requests before the first load, heads
 // go first, then curves, then grids.
 type Queue struct {
 	mu    sync.Mutex
@@ -70,8 +70,8 @@ func (q *Queue) take(ok func(op string) bool) (item, bool) {
 	defer q.mu.Unlock()
 	best := -1
 	for i, it := range q.items {
-		if it.req.Op == proto.OpLoad {
-			if best < 0 && i == 0 && ok(proto.OpLoad) {
+		if proto.Barrier(it.req.Op) {
+			if best < 0 && i == 0 && ok(it.req.Op) {
 				best = 0
 			}
 			break
@@ -155,7 +155,7 @@ func (q *Queue) Supersedes(op string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, it := range q.items {
-		if it.req.Op == op || it.req.Op == proto.OpLoad {
+		if it.req.Op == op || proto.Barrier(it.req.Op) {
 			return true
 		}
 	}
@@ -182,7 +182,7 @@ func (w *Worker) Loop() {
 	for {
 		heavyOK := w.Q.deferHeavy() == 0
 		it, ok := w.Q.take(func(op string) bool {
-			return op == proto.OpHead || op == proto.OpLoad || heavyOK
+			return op == proto.OpHead || proto.Barrier(op) || heavyOK
 		})
 		if !ok {
 			if d := w.Q.deferHeavy(); d > 0 && w.Q.Len() > 0 {

@@ -158,8 +158,21 @@ type Browser struct {
 }
 
 // NewBrowser starts headless Chromium with a fresh profile and no access
-// to the network beyond 127.0.0.1; it stops when the test ends.
+// to the network beyond 127.0.0.1; it stops when the test ends. It has no
+// GPU: WebGPU finds no adapter there.
 func NewBrowser(t testing.TB) *Browser {
+	t.Helper()
+	return newBrowser(t, chromedp.DisableGPU)
+}
+
+// NewBrowserWebGPU is NewBrowser with WebGPU enabled: on a machine without a
+// GPU, Chromium's SwiftShader adapter (a software Vulkan device).
+func NewBrowserWebGPU(t testing.TB) *Browser {
+	t.Helper()
+	return newBrowser(t, chromedp.Flag("enable-unsafe-webgpu", true))
+}
+
+func newBrowser(t testing.TB, gpuOpt chromedp.ExecAllocatorOption) *Browser {
 	t.Helper()
 	exe, err := ChromiumPath()
 	if err != nil {
@@ -168,7 +181,7 @@ func NewBrowser(t testing.TB) *Browser {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
 		chromedp.NoSandbox,
-		chromedp.DisableGPU,
+		gpuOpt,
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-component-update", true),
