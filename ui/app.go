@@ -53,7 +53,7 @@ type Root struct {
 	Info     *proto.Info
 	Compute  *proto.Compute // where the worker computes (nil: not asked yet, the CPU)
 	Loading  string         // what is loading, "" when idle
-	Progress float64 // of the loading or grid pass
+	Progress float64        // of the loading or grid pass
 
 	grids   map[string]*gridRes
 	head    *proto.HeadResult
@@ -65,10 +65,10 @@ type Root struct {
 	b *bridge // the worker
 	// IDs of the latest request of each op; older answers are ignored.
 	loadID, headID, curveID, gridID, computeID int
-	gridQueue                       []string // methods left in this grid pass
-	gridMethod                      string   // the method of the running grid request
-	curveWanted                     bool     // a curve is due after the grid pass
-	curvePending                    bool     // a curve request is out
+	gridQueue                                  []string // methods left in this grid pass
+	gridMethod                                 string   // the method of the running grid request
+	curveWanted                                bool     // a curve is due after the grid pass
+	curvePending                               bool     // a curve request is out
 	// Keys of what was last asked, so unchanged views send nothing.
 	lastCurveKey, lastHeadKey, lastGridKey string
 

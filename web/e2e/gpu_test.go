@@ -102,7 +102,9 @@ func TestVerifyPageWithoutWebGPU(t *testing.T) {
 	b.Screenshot("verify-no-webgpu")
 }
 
-func contains(s, sub string) bool { return len(s) >= len(sub) && (len(sub) == 0 || indexOf(s, sub) >= 0) }
+func contains(s, sub string) bool {
+	return len(s) >= len(sub) && (len(sub) == 0 || indexOf(s, sub) >= 0)
+}
 
 func indexOf(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
