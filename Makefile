@@ -5,7 +5,7 @@ WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm test-nocgo lint bench bench-wasm samples fuzz run clean web serve test-e2e
+.PHONY: all build test test-native test-wasm test-nocgo gpu-kit lint bench bench-wasm samples fuzz run clean web serve test-e2e
 
 all: build
 
@@ -43,6 +43,11 @@ bench:
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
+
+## gpu-kit: the binaries scripts/gpu-check.sh runs on a GPU machine
+gpu-kit:
+	$(GO) build -o bin/haeols ./cmd/haeols
+	$(GO) test -c -o bin/gpu.test ./core/gpu/
 
 ## samples: regenerate the shipped samples byte for byte (the real-model
 ## capture needs the llama2.c checkpoint, see samples/README.md)

@@ -30,7 +30,8 @@ err_cal, cos and the used ratio of every method at -ratios, head by head.
 
 Inputs: the FILEs (.safetensors, .npz, .npy samples with q/k/v), and/or
 generated samples of prefix length n for each of -sizes (the "default" preset
-with one layer; 1K = 1024), or with neither the built-in default sample.
+with one layer and 64 probes; 1K = 1024; 64K, the generator's limit, has
+65472 cached tokens), or with neither the built-in default sample.
 Each file is checked on every KV head with -all, else on KV head 0 of its
 middle layer; generated sizes on their one KV head.
 
@@ -190,8 +191,8 @@ func parseSizes(s string) ([]int, error) {
 			mul, f = 1024, f[:len(f)-1]
 		}
 		v, err := strconv.Atoi(f)
-		if err != nil || v*mul < 16 || v*mul > 1<<20 {
-			return nil, usagef("-sizes: %q is not a prefix length in [16, 1M] (e.g. 4K)", f)
+		if err != nil || v*mul < 128 || v*mul > gen.MaxTokens {
+			return nil, usagef("-sizes: %q is not a prefix length in [128, 64K] (e.g. 4K)", f)
 		}
 		out = append(out, v*mul)
 	}
@@ -199,14 +200,15 @@ func parseSizes(s string) ([]int, error) {
 }
 
 // sizedSample generates the default preset with one layer and a prefix of
-// n tokens.
+// n tokens (n - 64 at the generator's limit of 64K positions, so that
+// "64K" is 65472 cached tokens and 64 probes).
 func sizedSample(n int) (*sample.Sample, error) {
 	c, err := gen.DefaultConfig("default")
 	if err != nil {
 		return nil, err
 	}
 	c.Layers = 1
-	c.Tokens = n + c.Probes
+	c.Tokens = min(n+c.Probes, gen.MaxTokens)
 	s, err := gen.Generate(c)
 	if err != nil {
 		return nil, fmt.Errorf("generating n=%d: %w", n, err)

@@ -85,6 +85,7 @@ func TestVerifyBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"verify", "-sizes", "4Q"},
 		{"verify", "-sizes", "8"},
+		{"verify", "-sizes", "65K"},
 		{"verify", "-backend", "cuda"},
 		{"verify", "-ratios", "2"},
 		{"verify", "-methods", "nope"},
@@ -102,8 +103,8 @@ func TestVerifyBadFlags(t *testing.T) {
 }
 
 func TestParseSizes(t *testing.T) {
-	got, err := parseSizes("1K, 4k,100")
-	if err != nil || len(got) != 3 || got[0] != 1024 || got[1] != 4096 || got[2] != 100 {
+	got, err := parseSizes("1K, 4k,200,64K")
+	if err != nil || len(got) != 4 || got[0] != 1024 || got[1] != 4096 || got[2] != 200 || got[3] != 65536 {
 		t.Errorf("parseSizes: %v, %v", got, err)
 	}
 }

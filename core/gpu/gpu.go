@@ -23,7 +23,7 @@ import (
 
 // ErrUnavailable is returned by Open when no GPU can be used: a build
 // without cgo, a browser without WebGPU, or no adapter.
-var ErrUnavailable = errors.New("gpu: no WebGPU adapter available")
+var ErrUnavailable = errors.New("gpu: no GPU available")
 
 // Info describes the adapter a Device runs on.
 type Info struct {

@@ -13,7 +13,7 @@ import (
 func precheck() error {
 	nav := js.Global().Get("navigator")
 	if !nav.Truthy() || !nav.Get("gpu").Truthy() {
-		return unavailable("this JavaScript environment has no navigator.gpu (WebGPU)")
+		return unavailable("this browser has no WebGPU (navigator.gpu)")
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func Open(opt Options) (d *Device, err error) {
 	if backends != 0 {
 		d.adapter = pickAdapter(inst.EnumerateAdapters(&wgpu.InstanceEnumerateAdapterOptons{Backends: backends}), opt.Fallback)
 		if d.adapter == nil {
-			return nil, unavailable("no %s adapter", opt.Backend)
+			return nil, unavailable("the system offers no %s adapter", opt.Backend)
 		}
 	} else {
 		pref := wgpu.PowerPreferenceHighPerformance
@@ -90,7 +90,7 @@ func Open(opt Options) (d *Device, err error) {
 		}
 		d.adapter, err = inst.RequestAdapter(&wgpu.RequestAdapterOptions{PowerPreference: pref, ForceFallbackAdapter: opt.Fallback})
 		if err != nil || d.adapter == nil {
-			return nil, unavailable("no adapter: %v", err)
+			return nil, unavailable("the system offers no WebGPU adapter")
 		}
 	}
 	// The WebGPU defaults, with the adapter's largest buffers: the

@@ -9,19 +9,23 @@
 //
 // # Tolerances
 //
-// With eps = 2^-24 and, for a logit, cond = scale*|q|*|k| (which bounds the
-// rounding error of its float32 dot product: 4*d*eps*cond, tolS), and
-// tolRow the largest tolS of a row:
+// With eps = 2^-24: for a logit, cond = scale*|q|*|k| bounds the rounding
+// error of its float32 dot product, tolS = 4*d*eps*cond; tolRow is the
+// largest tolS of a row, tolMax the largest of all; a float32 sum of k
+// terms may be off by k*eps relative (the worst-case bound; GPU tree sums
+// are far below it). With n keys and m calibration rows:
 //
 //   - logits, row maxima: tolS;
-//   - attention and features: (2e-5 + 2*tolRow) * |ref| + 1e-7 (exp and
-//     log on a GPU are accurate to a few ulp, not correctly rounded; a
-//     logit error e changes a probability by a factor exp(e));
-//   - row sums of exponentials: (2e-5 + 2*tolRow) * |ref|;
-//   - salience and bin mass: (2e-5 + 2*tolMax) * |ref| + 1e-7, with tolMax
-//     the largest tolRow;
-//   - key and row entropy (normalized to [0, 1]): 1e-4 + 4*tolMax;
-//   - outputs and weighted values: (1e-5 + 2*tolMax) * (max|v| + |ref|);
+//   - attention and row sums of exponentials: (2e-5 + 2*tolRow + n*eps) *
+//     |ref| (+1e-7 for attention): exp and log on a GPU are accurate to a
+//     few ulp, not correctly rounded; a logit error e scales a probability
+//     by exp(e); the row sum has n terms;
+//   - salience: (2e-5 + 2*tolMax + (n+m)*eps) * |ref| + 1e-7;
+//   - key and row entropy (normalized to [0, 1]): 1e-4 + 4*tolMax + 2*n*eps;
+//   - outputs: (1e-5 + 2*tolMax + n*eps) * (max|v| + |ref|);
+//   - bin mass and bin values (k keys in the bin): (2e-5 + k*eps) * |ref|
+//     + 1e-7, and (1e-5 + k*eps) * (max|v| + |ref|);
+//   - features: (2e-5 + 8*d*eps*cond) * |ref|;
 //   - error sums: 1e-5 * (|ref| + sum r^2 + sum o^2) of the row.
 //
 // Metrics (err, err_cal, cos of each head) of an analysis on the GPU may
@@ -151,16 +155,17 @@ func Group(s *sample.Sample, name string, l, kv int, dev *gpu.Device, opt Option
 	reRef := refRowEntropy(aRef, m, n)
 	_, oRef := refWeighted(aRef, m, n, nil, cg.V, d)
 	vmax := absMax(cg.V)
+	sumN := float64(n) * eps32 // the bound of a float32 sum of n terms
 	prob := func(rt []float64, cols int) func(int) float64 {
-		return func(i int) float64 { return 2e-5 + 2*rt[i/cols] }
+		return func(i int) float64 { return 2e-5 + 2*rt[i/cols] + sumN }
 	}
 	r.add("logits", "S", sRef, cg.S, pick(func(g *core.Group) []float32 { return g.S }), func(i int, _ float64) float64 { return tolS(i) })
 	r.add("softmax", "A", aRef, cg.A, pick(func(g *core.Group) []float32 { return g.A }), relTol(prob(rowTol, n), 1e-7))
 	r.add("softmax", "Mu", muRef, cg.Mu, pick(func(g *core.Group) []float32 { return g.Mu }), func(i int, _ float64) float64 { return rowTol[i] })
 	r.add("softmax", "RowSum", sumRef, cg.RowSum, pick(func(g *core.Group) []float32 { return g.RowSum }), relTol(prob(rowTol, 1), 0))
-	colTol := relTol(func(int) float64 { return 2e-5 + 2*tolMax }, 1e-7)
-	entTol := func(int, float64) float64 { return 1e-4 + 4*tolMax }
-	outTol := func(_ int, ref float64) float64 { return (1e-5 + 2*tolMax) * (vmax + math.Abs(ref)) }
+	colTol := relTol(func(int) float64 { return 2e-5 + 2*tolMax + sumN + float64(m)*eps32 }, 1e-7)
+	entTol := func(int, float64) float64 { return 1e-4 + 4*tolMax + 2*sumN }
+	outTol := func(_ int, ref float64) float64 { return (1e-5 + 2*tolMax + sumN) * (vmax + math.Abs(ref)) }
 	r.add("columns", "Salience", salRef, cg.Salience, pick(func(g *core.Group) []float32 { return g.Salience }), colTol)
 	r.add("columns", "KeyEntropy", keRef, cg.KeyEntropy, pick(func(g *core.Group) []float32 { return g.KeyEntropy }), entTol)
 	r.add("rowentropy", "RowEntropy", reRef, cg.RowEntropy, pick(func(g *core.Group) []float32 { return g.RowEntropy }), entTol)
@@ -189,7 +194,7 @@ func Group(s *sample.Sample, name string, l, kv int, dev *gpu.Device, opt Option
 		head := fmt.Sprintf(" (head %d)", p.Head)
 		r.add("logits", "probe S"+head, sPre, p.S, gs, func(i int, _ float64) float64 { return prow[i/n] })
 		r.add("attend", "probe O"+head, po, p.O, gO, func(_ int, ref float64) float64 {
-			return (1e-5 + 2*ptol) * (pv + math.Abs(ref))
+			return (1e-5 + 2*ptol + float64(n+t)*eps32) * (pv + math.Abs(ref))
 		})
 	}
 
@@ -214,8 +219,9 @@ func Group(s *sample.Sample, name string, l, kv int, dev *gpu.Device, opt Option
 			return nil, fmt.Errorf("verify %s: %w", name, err)
 		}
 	}
-	r.add("weighted", "bin mass z", zRef, zc, zg, relTol(func(int) float64 { return 2e-5 }, 1e-7))
-	r.add("weighted", "bin values Y", yRef, yc, yg, func(_ int, ref float64) float64 { return 1e-5 * (vmax + math.Abs(ref)) })
+	sumBin := float64(len(bin)) * eps32
+	r.add("weighted", "bin mass z", zRef, zc, zg, relTol(func(int) float64 { return 2e-5 + sumBin }, 1e-7))
+	r.add("weighted", "bin values Y", yRef, yc, yg, func(_ int, ref float64) float64 { return (1e-5 + sumBin) * (vmax + math.Abs(ref)) })
 
 	ns := min(8, len(bin))
 	if ns > 0 {

@@ -224,7 +224,7 @@ func (e *Engine) setCompute(req proto.Request, emit Emit) error {
 			}
 		}
 		if e.gpuErr != nil {
-			c.Note = fmt.Sprintf("GPU not available (%v): computing on the CPU.", e.gpuErr)
+			c.Note = strings.TrimPrefix(e.gpuErr.Error(), "gpu: ") + "; computing on the CPU."
 		} else {
 			accel, c = e.gpu, e.gpuInfo
 			c.Device = "gpu"

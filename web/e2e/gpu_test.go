@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,21 +97,59 @@ func TestVerifyPageWithoutWebGPU(t *testing.T) {
 		t.Fatalf("without WebGPU: cpu_only %v, fallback %q, pass %v", v.CPUOnly, v.Fallback, v.Pass)
 	}
 	text := MustEval[string](b, "document.body.innerText")
-	if !contains(text, "No GPU") {
+	if !strings.Contains(text, "No GPU") {
 		t.Errorf("the page does not say there is no GPU: %q", text[:min(300, len(text))])
 	}
 	b.Screenshot("verify-no-webgpu")
 }
 
-func contains(s, sub string) bool {
-	return len(s) >= len(sub) && (len(sub) == 0 || indexOf(s, sub) >= 0)
+// TestAppComputeOnGPU opens the app with compute=gpu in Chromium with
+// WebGPU: the note names the adapter, the grid is computed on it and shows
+// the numbers the CPU shows after switching back with the control.
+func TestAppComputeOnGPU(t *testing.T) {
+	appSetup(t)
+	site := StartSite(t)
+	b := NewBrowserWebGPU(t)
+	b.Navigate(site.URL + "index.html?compute=gpu")
+	b.WaitFor(`document.getElementById("compute-note").textContent.trim() !== "" &&
+		!document.getElementById("compute-note").textContent.includes("starting")`, 90*time.Second, `document.getElementById("compute-note").textContent`)
+	note := MustEval[string](b, `document.getElementById("compute-note").textContent`)
+	if !strings.HasPrefix(note, "on ") {
+		if gpuRequired {
+			t.Fatalf("compute=gpu: %q", note)
+		}
+		t.Skipf("no WebGPU adapter: %s", note)
+	}
+	b.WaitFor(appGridDone, 3*time.Minute, `document.body.innerText.slice(0, 400)`)
+	gpuLabels := gridLabels(b)
+	b.Screenshot("app-compute-gpu")
+	if q := appQuery(t, b); q.Get("compute") != "gpu" {
+		t.Errorf("URL compute=%q, want gpu", q.Get("compute"))
+	}
+	MustEval[bool](b, `(() => { const s = document.getElementById("compute"); s.value = "cpu";
+		s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
+	b.WaitFor(`document.getElementById("compute-note").textContent.trim() === ""`, 30*time.Second, `document.getElementById("compute-note").textContent`)
+	b.WaitFor(appGridDone, 90*time.Second, `document.body.innerText.slice(0, 400)`)
+	cpuLabels := gridLabels(b)
+	if len(gpuLabels) != 16 || strings.Join(gpuLabels, " ") != strings.Join(cpuLabels, " ") {
+		t.Errorf("grid on the GPU %q, on the CPU %q", gpuLabels, cpuLabels)
+	}
+	if q := appQuery(t, b); q.Get("compute") != "cpu" {
+		t.Errorf("URL compute=%q after switching, want cpu", q.Get("compute"))
+	}
+	t.Logf("%s; grid %v", note, gpuLabels)
 }
 
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
+// TestAppComputeFallback asks for the GPU in a browser without one: the app
+// computes on the CPU and says why, visibly.
+func TestAppComputeFallback(t *testing.T) {
+	_, b := openApp(t, "?compute=gpu")
+	b.WaitFor(`document.getElementById("compute-note").textContent.includes("computing on the CPU")`, 30*time.Second, `document.getElementById("compute-note").textContent`)
+	if cls := MustEval[string](b, `document.getElementById("compute-note").className`); cls != "warn" {
+		t.Errorf("fallback note class %q, want warn", cls)
 	}
-	return -1
+	if n := len(gridLabels(b)); n != 16 {
+		t.Errorf("%d grid cells after the fallback", n)
+	}
+	b.Screenshot("app-compute-fallback")
 }
