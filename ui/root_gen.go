@@ -492,6 +492,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				vgparent.AppendChild(vgn)
 				vgn.AddAttrInterface("class", c.ComputeNoteClass())
 				vgn.SetInnerHTML(c.ComputeNote())
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
+				vgparent.AppendChild(vgn)
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "small", Attr: []vugu.VGAttribute(nil)}
+				vgparent.AppendChild(vgn)
+				vgn.SetInnerHTML(vugu.HTML("\x3Ca href=\"verify.html\" target=\"_blank\" rel=\"noopener\" title=\"run every kernel on this browser\x26#39;s GPU and CPU against a float64 reference\"\x3Echeck the GPU kernels\x3C/a\x3E"))
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 				vgparent.AppendChild(vgn)
 			}

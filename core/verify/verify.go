@@ -23,8 +23,8 @@
 //   - salience: (2e-5 + 2*tolMax + (n+m)*eps) * |ref| + 1e-7;
 //   - key and row entropy (normalized to [0, 1]): 1e-4 + 4*tolMax + 2*n*eps;
 //   - outputs: (1e-5 + 2*tolMax + n*eps) * (max|v| + |ref|);
-//   - bin mass and bin values (k keys in the bin): (2e-5 + k*eps) * |ref|
-//   - 1e-7, and (1e-5 + k*eps) * (max|v| + |ref|);
+//   - bin mass (k keys in the bin): (2e-5 + k*eps) * |ref| plus 1e-7;
+//     bin values: (1e-5 + k*eps) * (max|v| + |ref|);
 //   - features: (2e-5 + 8*d*eps*cond) * |ref|;
 //   - error sums: 1e-5 * (|ref| + sum r^2 + sum o^2) of the row.
 //
