@@ -1,7 +1,7 @@
 //go:build js && wasm
 
 // Command verify is `haeols verify` in the browser (verify.html): it runs
-// the kernels of HAE-OLS on generated samples through the float64
+// the kernels of HAE-OLS on a generated and a shipped sample through the float64
 // reference, the CPU float32 kernels (in WebAssembly) and the WGSL kernels
 // on this browser's GPU through WebGPU, and shows per kernel the largest
 // deviation and whether it is within the stated tolerance. Without WebGPU it
@@ -18,8 +18,11 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/cogentcore/webgpu/jsx"
+
 	"github.com/haeols/haeols/core/gen"
 	"github.com/haeols/haeols/core/gpu"
+	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/core/verify"
 )
 
@@ -41,11 +44,17 @@ func main() {
 	status := doc.Call("getElementById", "status")
 	say := func(s string) { status.Set("textContent", s) }
 
-	// ?presets=default,needle picks the samples (generator presets).
+	// ?presets=default,needle picks generator presets and
+	// ?files=samples/stories260K.safetensors shipped sample files of this
+	// site (the default: the "default" preset and the real-model sample).
 	presets := []string{"default"}
+	files := []string{"samples/stories260K.safetensors"}
 	if q, err := url.ParseQuery(strings.TrimPrefix(js.Global().Get("location").Get("search").String(), "?")); err == nil {
-		if p := q.Get("presets"); p != "" {
-			presets = strings.Split(p, ",")
+		if p, ok := q["presets"]; ok {
+			presets = splitList(p[0])
+		}
+		if f, ok := q["files"]; ok {
+			files = splitList(f[0])
 		}
 	}
 	t0 := time.Now()
@@ -59,19 +68,41 @@ func main() {
 		res.Adapter = &info
 		defer dev.Close()
 	}
+	type input struct {
+		name string
+		load func() (*sample.Sample, error)
+	}
+	var inputs []input
 	for _, p := range presets {
-		say(fmt.Sprintf("Checking preset %q…", p))
-		cfg, err := gen.DefaultConfig(p)
+		inputs = append(inputs, input{"preset " + p, func() (*sample.Sample, error) {
+			cfg, err := gen.DefaultConfig(p)
+			if err != nil {
+				return nil, err
+			}
+			return gen.Generate(cfg)
+		}})
+	}
+	for _, f := range files {
+		inputs = append(inputs, input{f, func() (*sample.Sample, error) {
+			if !strings.HasPrefix(f, "samples/") || strings.Contains(f, "..") {
+				return nil, fmt.Errorf("%s: only the site's samples/ files", f)
+			}
+			b, err := fetch(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			return sample.Decode(f, b)
+		}})
+	}
+	for _, in := range inputs {
+		say(fmt.Sprintf("Checking %s…", in.name))
+		s, err := in.load()
 		if err == nil {
-			s, gerr := gen.Generate(cfg)
-			err = gerr
+			var r *verify.Report
+			r, err = verify.Group(s, in.name, s.L/2, 0, dev, verify.Options{Methods: []string{"hae-ols", "topk", "full"}, Ratios: []float64{0.3, 1}})
 			if err == nil {
-				var r *verify.Report
-				r, err = verify.Group(s, "preset "+p, s.L/2, 0, dev, verify.Options{Methods: []string{"hae-ols", "topk", "full"}, Ratios: []float64{0.3, 1}})
-				if err == nil {
-					res.Reports = append(res.Reports, r)
-					res.Pass = res.Pass && r.Pass
-				}
+				res.Reports = append(res.Reports, r)
+				res.Pass = res.Pass && r.Pass
 			}
 		}
 		if err != nil {
@@ -89,6 +120,35 @@ func main() {
 	}
 	say(fmt.Sprintf("%s (%.1f s).", verdict, res.Seconds))
 	select {}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fetch gets a file of this site.
+func fetch(u string) ([]byte, error) {
+	resp, ok := jsx.Await(js.Global().Call("fetch", u))
+	if !ok {
+		return nil, fmt.Errorf("fetch failed")
+	}
+	if !resp.Get("ok").Bool() {
+		return nil, fmt.Errorf("HTTP %d", resp.Get("status").Int())
+	}
+	ab, ok := jsx.Await(resp.Call("arrayBuffer"))
+	if !ok {
+		return nil, fmt.Errorf("reading the body failed")
+	}
+	u8 := js.Global().Get("Uint8Array").New(ab)
+	b := make([]byte, u8.Get("length").Int())
+	js.CopyBytesToGo(b, u8)
+	return b, nil
 }
 
 func render(r *result) string {

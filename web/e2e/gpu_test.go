@@ -64,7 +64,7 @@ func TestVerifyPageWebGPU(t *testing.T) {
 		}
 		t.Skipf("no WebGPU adapter: %s", v.Fallback)
 	}
-	if !v.Pass || v.Error != "" || len(v.Reports) == 0 {
+	if !v.Pass || v.Error != "" || len(v.Reports) != 2 {
 		t.Fatalf("verify page: pass %v, error %q, %d reports", v.Pass, v.Error, len(v.Reports))
 	}
 	seen := map[string]bool{}
