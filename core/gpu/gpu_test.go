@@ -285,3 +285,82 @@ func TestNoAdapter(t *testing.T) {
 		t.Errorf("Open with an unknown backend: %v", err)
 	}
 }
+
+// TestRowChunks forces a binding limit of 16 rows, so that Calibrate,
+// Logits, SoftmaxRows, Columns, RowEntropy, BinMass and Attend split their
+// matrices into row chunks (as at long contexts), and checks that the
+// results do not change.
+func TestRowChunks(t *testing.T) {
+	dev := open(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	m, n, d := 45, 300, 16
+	q, k, v := randn(r, m*d, 2), randn(r, n*d, 2), randn(r, n*d, 1)
+	whole := kernel.NewStats(m, n, d)
+	if err := dev.Calibrate(whole, q, m, k, v, n, d, 0.25); err != nil {
+		t.Fatal(err)
+	}
+	oWhole := make([]float32, m*d)
+	if err := dev.Attend(oWhole, q, m, k, v, n, d, 0.25, nil, n/2, true); err != nil {
+		t.Fatal(err)
+	}
+	saved := dev.maxBind
+	dev.maxBind = uint64(16*n*4 + 100) // 16 rows of n floats per binding (K and V still fit)
+	dev.info.MaxBinding = dev.maxBind
+	defer func() { dev.maxBind, dev.info.MaxBinding = saved, saved }()
+	chunked := kernel.NewStats(m, n, d)
+	if err := dev.Calibrate(chunked, q, m, k, v, n, d, 0.25); err != nil {
+		t.Fatal(err)
+	}
+	same := func(what string, a, b []float32) {
+		t.Helper()
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("%s[%d]: chunked %g, whole %g", what, i, b[i], a[i])
+			}
+		}
+	}
+	same("S", whole.S, chunked.S)
+	same("A", whole.A, chunked.A)
+	same("RowSum", whole.RowSum, chunked.RowSum)
+	same("Salience", whole.Salience, chunked.Salience)
+	same("KeyEntropy", whole.KeyEntropy, chunked.KeyEntropy)
+	same("RowEntropy", whole.RowEntropy, chunked.RowEntropy)
+	same("O", whole.O, chunked.O)
+	o := make([]float32, m*d)
+	if err := dev.Attend(o, q, m, k, v, n, d, 0.25, nil, n/2, true); err != nil {
+		t.Fatal(err)
+	}
+	same("Attend causal", oWhole, o)
+	s := make([]float32, m*n)
+	if err := dev.Logits(s, q, m, k, n, d, 0.25, nil); err != nil {
+		t.Fatal(err)
+	}
+	same("Logits", whole.S, s)
+	sal, ke, re := make([]float32, n), make([]float32, n), make([]float32, m)
+	if err := dev.Columns(sal, ke, whole.A, m, n); err != nil {
+		t.Fatal(err)
+	}
+	same("Columns salience", whole.Salience, sal)
+	same("Columns key entropy", whole.KeyEntropy, ke)
+	if err := dev.RowEntropy(re, whole.A, m, n); err != nil {
+		t.Fatal(err)
+	}
+	same("RowEntropy", whole.RowEntropy, re)
+	idx := []int32{5, 0, 299, 17}
+	z0, y0, z1, y1 := make([]float32, m), make([]float32, m*d), make([]float32, m), make([]float32, m*d)
+	if err := dev.BinMass(z1, y1, whole.A, m, n, idx, v, d); err != nil {
+		t.Fatal(err)
+	}
+	dev.maxBind, dev.info.MaxBinding = saved, saved
+	if err := dev.BinMass(z0, y0, whole.A, m, n, idx, v, d); err != nil {
+		t.Fatal(err)
+	}
+	same("BinMass z", z0, z1)
+	same("BinMass y", y0, y1)
+	// A binding too small for one row is an error, not a crash.
+	dev.maxBind = 16
+	dev.info.MaxBinding = 16
+	if err := dev.Calibrate(chunked, q, m, k, v, n, d, 0.25); err == nil {
+		t.Error("Calibrate with a binding smaller than a row: no error")
+	}
+}
