@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,11 +64,7 @@ func cmdVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	okBackend := false
-	for _, b := range gpu.Backends {
-		okBackend = okBackend || b == *backend
-	}
-	if !okBackend {
+	if !slices.Contains(gpu.Backends, *backend) {
 		return usagef("-backend %q: want one of vulkan, gl, metal, dx12", *backend)
 	}
 	ns, err := parseSizes(*sizes)

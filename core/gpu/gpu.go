@@ -66,6 +66,16 @@ type Options struct {
 // Backends are the values Options.Backend accepts.
 var Backends = []string{"", "vulkan", "gl", "metal", "dx12"}
 
+// checkBackend rejects a backend name not in Backends.
+func checkBackend(b string) error {
+	for _, ok := range Backends {
+		if b == ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("gpu: unknown backend %q (want one of vulkan, gl, metal, dx12)", b)
+}
+
 // unavailable wraps err as ErrUnavailable with its cause.
 func unavailable(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrUnavailable, fmt.Sprintf(format, a...))

@@ -97,6 +97,62 @@ func (d *Device) rowChunk(n int) (int, error) {
 	return r, nil
 }
 
+// chunks calls f for the row blocks [i0, i0+r) of m rows of n floats, each
+// block as large as one binding allows, and stops at the first error.
+func (d *Device) chunks(m, n int, f func(i0, r int) error) error {
+	chunk, err := d.rowChunk(n)
+	if err != nil {
+		return err
+	}
+	for i0 := 0; i0 < m; i0 += chunk {
+		if err := f(i0, min(chunk, m-i0)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bufset makes buffers and frees them together; the first error sticks
+// (later calls return nil buffers), so a sequence of uploads is checked
+// once.
+type bufset struct {
+	d    *Device
+	list []*gbuf
+	err  error
+}
+
+func (b *bufset) keep(g *gbuf, err error) *gbuf {
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	if g != nil {
+		b.list = append(b.list, g)
+	}
+	return g
+}
+
+// up uploads x (read-only input).
+func (b *bufset) up(x []float32) *gbuf {
+	if b.err != nil {
+		return nil
+	}
+	return b.keep(b.d.upload(f32(x), 0))
+}
+
+// alloc makes a zeroed buffer of n floats.
+func (b *bufset) alloc(n int) *gbuf {
+	if b.err != nil {
+		return nil
+	}
+	return b.keep(b.d.alloc(n))
+}
+
+// free releases every buffer made so far.
+func (b *bufset) free() {
+	b.d.free(b.list...)
+	b.list = nil
+}
+
 // Logits sets dst[i*n+j] = scale*dot(q[i], k[j]) + bias[j] (bias nil: 0) on
 // the GPU, like kernel.Logits (and the bias as Partial.AddKeys adds it).
 func (d *Device) Logits(dst, q []float32, m int, k []float32, n, dim int, scale float32, bias []float32) error {
@@ -111,39 +167,24 @@ func (d *Device) Logits(dst, q []float32, m int, k []float32, n, dim int, scale 
 	}
 	d.lock()
 	defer d.unlock()
-	kb, err := d.upload(f32(k[:n*dim]), 0)
-	if err != nil {
-		return err
+	in := &bufset{d: d}
+	defer in.free()
+	kb, bb := in.up(k[:n*dim]), in.up(bias)
+	if in.err != nil {
+		return in.err
 	}
-	defer d.free(kb)
-	bb, err := d.upload(f32(bias), 0)
-	if err != nil {
-		return err
-	}
-	defer d.free(bb)
-	chunk, err := d.rowChunk(n)
-	if err != nil {
-		return err
-	}
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		qb, err := d.upload(f32(q[i0*dim:(i0+r)*dim]), 0)
-		if err != nil {
+	return d.chunks(m, n, func(i0, r int) error {
+		b := &bufset{d: d}
+		defer b.free()
+		qb, sb := b.up(q[i0*dim:(i0+r)*dim]), b.alloc(r*n)
+		if b.err != nil {
+			return b.err
+		}
+		if err := d.logits(sb, qb, r, kb, n, dim, scale, bb, bias != nil); err != nil {
 			return err
 		}
-		sb, err := d.alloc(r * n)
-		if err == nil {
-			err = d.logits(sb, qb, r, kb, n, dim, scale, bb, bias != nil)
-		}
-		if err == nil {
-			err = d.download(dst[i0*n:(i0+r)*n], sb)
-		}
-		d.free(qb, sb)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return d.download(dst[i0*n:(i0+r)*n], sb)
+	})
 }
 
 // logits queues the logits kernel for r rows.
@@ -159,10 +200,6 @@ func (d *Device) logits(s, q *gbuf, r int, k *gbuf, n, dim int, scale float32, b
 // m x n logits src, with each row's maximum in mu and its sum of
 // exponentials in sum.
 func (d *Device) SoftmaxRows(dst, src []float32, m, n int, mu, sum []float32) error {
-	return d.softmaxHost(dst, src, m, n, mu, sum, false, 0)
-}
-
-func (d *Device) softmaxHost(dst, src []float32, m, n int, mu, sum []float32, causal bool, base int) error {
 	if err := shapeErr("softmax", "dst", len(dst), m*n, "src", len(src), m*n, "mu", len(mu), m, "sum", len(sum), m); err != nil {
 		return err
 	}
@@ -171,41 +208,25 @@ func (d *Device) softmaxHost(dst, src []float32, m, n int, mu, sum []float32, ca
 	}
 	d.lock()
 	defer d.unlock()
-	chunk, err := d.rowChunk(n)
-	if err != nil {
-		return err
-	}
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		sb, err := d.upload(f32(src[i0*n:(i0+r)*n]), 0)
-		if err != nil {
+	return d.chunks(m, n, func(i0, r int) error {
+		b := &bufset{d: d}
+		defer b.free()
+		sb, ab, mb, tb := b.up(src[i0*n:(i0+r)*n]), b.alloc(r*n), b.alloc(r), b.alloc(r)
+		if b.err != nil {
+			return b.err
+		}
+		if err := d.softmax(ab, mb, tb, sb, r, n, false, 0); err != nil {
 			return err
 		}
-		bufs := []*gbuf{sb}
-		ab, err := d.alloc(r * n)
-		bufs = append(bufs, ab)
-		var mb, tb *gbuf
-		if err == nil {
-			mb, err = d.alloc(r)
-			bufs = append(bufs, mb)
-		}
-		if err == nil {
-			tb, err = d.alloc(r)
-			bufs = append(bufs, tb)
-		}
-		if err == nil {
-			err = d.softmax(ab, mb, tb, sb, r, n, causal, base+i0)
-		}
-		for _, x := range []struct {
-			dst []float32
-			b   *gbuf
-		}{{dst[i0*n : (i0+r)*n], ab}, {mu[i0 : i0+r], mb}, {sum[i0 : i0+r], tb}} {
-			if err == nil {
-				err = d.download(x.dst, x.b)
-			}
-		}
-		d.free(bufs...)
-		if err != nil {
+		return d.downloadAll(dst[i0*n:(i0+r)*n], ab, mu[i0:i0+r], mb, sum[i0:i0+r], tb)
+	})
+}
+
+// downloadAll reads pairs of (destination slice, buffer), stopping at the
+// first error.
+func (d *Device) downloadAll(pairs ...any) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := d.download(pairs[i].([]float32), pairs[i+1].(*gbuf)); err != nil {
 			return err
 		}
 	}
@@ -229,19 +250,18 @@ func (d *Device) Columns(salience, keyEntropy, a []float32, m, n int) error {
 	}
 	d.lock()
 	defer d.unlock()
-	chunk, err := d.rowChunk(n)
-	if err != nil {
-		return err
+	in := &bufset{d: d}
+	defer in.free()
+	type part struct {
+		r int
+		a *gbuf
 	}
-	var chunks []*gbuf
-	defer func() { d.free(chunks...) }()
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		b, err := d.upload(f32(a[i0*n:(i0+r)*n]), 0)
-		if err != nil {
-			return err
-		}
-		chunks = append(chunks, b)
+	var parts []part
+	if err := d.chunks(m, n, func(i0, r int) error {
+		parts = append(parts, part{r, in.up(a[i0*n : (i0+r)*n])})
+		return in.err
+	}); err != nil {
+		return err
 	}
 	c, err := d.newColumns(n, m)
 	if err != nil {
@@ -249,8 +269,8 @@ func (d *Device) Columns(salience, keyEntropy, a []float32, m, n int) error {
 	}
 	defer c.free()
 	for pass := 0; pass < 2; pass++ {
-		for i, b := range chunks {
-			if err := c.add(b, min(chunk, m-i*chunk), pass); err != nil {
+		for _, p := range parts {
+			if err := c.add(p.a, p.r, pass); err != nil {
 				return err
 			}
 		}
@@ -297,16 +317,12 @@ func (c *columns) add(a *gbuf, r, pass int) error {
 	return c.d.run("columns", entry, c.params(r), threadGroups(c.n), a, c.cs, c.ent, c.sal, c.key)
 }
 
-// finish computes the results and, for non-nil destinations, reads them
-// back.
+// finish computes the results and reads them back.
 func (c *columns) finish(salience, keyEntropy []float32) error {
 	if err := c.d.run("columns", "finish", c.params(0), threadGroups(c.n), c.d.none, c.cs, c.ent, c.sal, c.key); err != nil {
 		return err
 	}
-	if err := c.d.download(salience[:c.n], c.sal); err != nil {
-		return err
-	}
-	return c.d.download(keyEntropy[:c.n], c.key)
+	return c.d.downloadAll(salience[:c.n], c.sal, keyEntropy[:c.n], c.key)
 }
 
 // RowEntropy is kernel.RowEntropy on the GPU.
@@ -319,29 +335,18 @@ func (d *Device) RowEntropy(dst, a []float32, m, n int) error {
 	}
 	d.lock()
 	defer d.unlock()
-	chunk, err := d.rowChunk(n)
-	if err != nil {
-		return err
-	}
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		ab, err := d.upload(f32(a[i0*n:(i0+r)*n]), 0)
-		if err != nil {
+	return d.chunks(m, n, func(i0, r int) error {
+		b := &bufset{d: d}
+		defer b.free()
+		ab, ob := b.up(a[i0*n:(i0+r)*n]), b.alloc(r)
+		if b.err != nil {
+			return b.err
+		}
+		if err := d.rowEntropy(ob, ab, r, n); err != nil {
 			return err
 		}
-		ob, err := d.alloc(r)
-		if err == nil {
-			err = d.rowEntropy(ob, ab, r, n)
-		}
-		if err == nil {
-			err = d.download(dst[i0:i0+r], ob)
-		}
-		d.free(ab, ob)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return d.download(dst[i0:i0+r], ob)
+	})
 }
 
 func (d *Device) rowEntropy(dst, a *gbuf, r, n int) error {
@@ -369,49 +374,25 @@ func (d *Device) BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, 
 	}
 	d.lock()
 	defer d.unlock()
-	vb, err := d.upload(f32(v[:n*dim]), 0)
-	if err != nil {
-		return err
+	in := &bufset{d: d}
+	defer in.free()
+	vb := in.up(v[:n*dim])
+	ib := in.keep(d.upload(u32(idx), 0))
+	if in.err != nil {
+		return in.err
 	}
-	defer d.free(vb)
-	ib, err := d.upload(u32(idx), 0)
-	if err != nil {
-		return err
-	}
-	defer d.free(ib)
-	chunk, err := d.rowChunk(n)
-	if err != nil {
-		return err
-	}
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		ab, err := d.upload(f32(a[i0*n:(i0+r)*n]), 0)
-		if err != nil {
+	return d.chunks(m, n, func(i0, r int) error {
+		b := &bufset{d: d}
+		defer b.free()
+		ab, zb, yb := b.up(a[i0*n:(i0+r)*n]), b.alloc(r), b.alloc(r*dim)
+		if b.err != nil {
+			return b.err
+		}
+		if err := d.weighted(zb, yb, ab, r, n, ib, idx, vb, dim); err != nil {
 			return err
 		}
-		bufs := []*gbuf{ab}
-		zb, err := d.alloc(r)
-		bufs = append(bufs, zb)
-		var yb *gbuf
-		if err == nil {
-			yb, err = d.alloc(r * dim)
-			bufs = append(bufs, yb)
-		}
-		if err == nil {
-			err = d.weighted(zb, yb, ab, r, n, ib, idx, vb, dim)
-		}
-		if err == nil {
-			err = d.download(z[i0:i0+r], zb)
-		}
-		if err == nil {
-			err = d.download(y[i0*dim:(i0+r)*dim], yb)
-		}
-		d.free(bufs...)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return d.downloadAll(z[i0:i0+r], zb, y[i0*dim:(i0+r)*dim], yb)
+	})
 }
 
 // weighted queues the weighted-values kernel for r rows (idx nil: all n
@@ -440,27 +421,12 @@ func (d *Device) Features(f, q []float32, m int, khat []float32, ns, dim int, sc
 	}
 	d.lock()
 	defer d.unlock()
-	var bufs []*gbuf
-	defer func() { d.free(bufs...) }()
-	var err error
-	up := func(x []float32) *gbuf {
-		if err != nil {
-			return nil
-		}
-		var b *gbuf
-		b, err = d.upload(f32(x), 0)
-		bufs = append(bufs, b)
-		return b
+	b := &bufset{d: d}
+	defer b.free()
+	qb, kb, mb, fb := b.up(q[:m*dim]), b.up(khat[:ns*dim]), b.up(mu[:m]), b.alloc(m*ns)
+	if b.err != nil {
+		return b.err
 	}
-	qb, kb, mb := up(q[:m*dim]), up(khat[:ns*dim]), up(mu[:m])
-	if err != nil {
-		return err
-	}
-	fb, err := d.alloc(m * ns)
-	if err != nil {
-		return err
-	}
-	bufs = append(bufs, fb)
 	if err := d.run("features", "main", params(m, ns, dim, scale), threadGroups(m*ns), qb, kb, mb, fb); err != nil {
 		return err
 	}
@@ -479,21 +445,12 @@ func (d *Device) RowErrors(sums, o, r []float32, m, dim int) error {
 	}
 	d.lock()
 	defer d.unlock()
-	ob, err := d.upload(f32(o[:m*dim]), 0)
-	if err != nil {
-		return err
+	b := &bufset{d: d}
+	defer b.free()
+	ob, rb, sb := b.up(o[:m*dim]), b.up(r[:m*dim]), b.alloc(4*m)
+	if b.err != nil {
+		return b.err
 	}
-	defer d.free(ob)
-	rb, err := d.upload(f32(r[:m*dim]), 0)
-	if err != nil {
-		return err
-	}
-	defer d.free(rb)
-	sb, err := d.alloc(4 * m)
-	if err != nil {
-		return err
-	}
-	defer d.free(sb)
 	if err := d.run("errors", "main", params(m, dim), threadGroups(m), ob, rb, sb); err != nil {
 		return err
 	}
@@ -521,68 +478,31 @@ func (d *Device) Attend(out, q []float32, m int, keys, vals []float32, c, dim in
 	}
 	d.lock()
 	defer d.unlock()
-	var bufs []*gbuf
-	defer func() { d.free(bufs...) }()
-	kb, err := d.upload(f32(keys[:c*dim]), 0)
-	if err != nil {
-		return err
+	in := &bufset{d: d}
+	defer in.free()
+	kb, vb, bb := in.up(keys[:c*dim]), in.up(vals[:c*dim]), in.up(bias)
+	if in.err != nil {
+		return in.err
 	}
-	bufs = append(bufs, kb)
-	vb, err := d.upload(f32(vals[:c*dim]), 0)
-	if err != nil {
-		return err
-	}
-	bufs = append(bufs, vb)
-	bb, err := d.upload(f32(bias), 0)
-	if err != nil {
-		return err
-	}
-	bufs = append(bufs, bb)
-	chunk, err := d.rowChunk(c)
-	if err != nil {
-		return err
-	}
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		if err := d.attendChunk(out[i0*dim:(i0+r)*dim], q[i0*dim:(i0+r)*dim], r, kb, vb, c, dim, scale, bb, bias != nil, base+i0, causal); err != nil {
+	return d.chunks(m, c, func(i0, r int) error {
+		b := &bufset{d: d}
+		defer b.free()
+		qb := b.up(q[i0*dim : (i0+r)*dim])
+		sb, ab, mb, tb, zb, ob := b.alloc(r*c), b.alloc(r*c), b.alloc(r), b.alloc(r), b.alloc(r), b.alloc(r*dim)
+		if b.err != nil {
+			return b.err
+		}
+		if err := d.logits(sb, qb, r, kb, c, dim, scale, bb, bias != nil); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func (d *Device) attendChunk(out, q []float32, r int, kb, vb *gbuf, c, dim int, scale float32, bb *gbuf, hasBias bool, base int, causal bool) error {
-	var bufs []*gbuf
-	defer func() { d.free(bufs...) }()
-	var err error
-	mk := func(n int) *gbuf {
-		if err != nil {
-			return nil
+		if err := d.softmax(ab, mb, tb, sb, r, c, causal, base+i0); err != nil {
+			return err
 		}
-		var b *gbuf
-		b, err = d.alloc(n)
-		bufs = append(bufs, b)
-		return b
-	}
-	qb, err := d.upload(f32(q), 0)
-	if err != nil {
-		return err
-	}
-	bufs = append(bufs, qb)
-	sb, ab, mb, tb, zb, ob := mk(r*c), mk(r*c), mk(r), mk(r), mk(r), mk(r*dim)
-	if err != nil {
-		return err
-	}
-	if err := d.logits(sb, qb, r, kb, c, dim, scale, bb, hasBias); err != nil {
-		return err
-	}
-	if err := d.softmax(ab, mb, tb, sb, r, c, causal, base); err != nil {
-		return err
-	}
-	if err := d.weighted(zb, ob, ab, r, c, d.none, nil, vb, dim); err != nil {
-		return err
-	}
-	return d.download(out, ob)
+		if err := d.weighted(zb, ob, ab, r, c, d.none, nil, vb, dim); err != nil {
+			return err
+		}
+		return d.download(out[i0*dim:(i0+r)*dim], ob)
+	})
 }
 
 // Calibrate is kernel.Calibrate on the GPU: the logits, attention, row
@@ -605,25 +525,11 @@ func (d *Device) Calibrate(st *kernel.Stats, q []float32, m int, k, v []float32,
 	}
 	d.lock()
 	defer d.unlock()
-	var bufs []*gbuf
-	defer func() { d.free(bufs...) }()
-	var err error
-	keep := func(b *gbuf, e error) *gbuf {
-		if err == nil {
-			err = e
-		}
-		bufs = append(bufs, b)
-		return b
-	}
-	kb := keep(d.upload(f32(k[:n*dim]), 0))
-	vb := keep(d.upload(f32(v[:n*dim]), 0))
-	none := d.none
-	if err != nil {
-		return err
-	}
-	chunk, err := d.rowChunk(n)
-	if err != nil {
-		return err
+	in := &bufset{d: d} // keys, values and every chunk's attention
+	defer in.free()
+	kb, vb := in.up(k[:n*dim]), in.up(v[:n*dim])
+	if in.err != nil {
+		return in.err
 	}
 	cols, err := d.newColumns(n, m)
 	if err != nil {
@@ -631,39 +537,39 @@ func (d *Device) Calibrate(st *kernel.Stats, q []float32, m int, k, v []float32,
 	}
 	defer cols.free()
 	type part struct {
-		i0, r int
-		a     *gbuf
+		r int
+		a *gbuf
 	}
 	var parts []part
-	for i0 := 0; i0 < m; i0 += chunk {
-		r := min(chunk, m-i0)
-		qb := keep(d.upload(f32(q[i0*dim:(i0+r)*dim]), 0))
-		sb, ab := keep(d.alloc(r*n)), keep(d.alloc(r*n))
-		mb, tb, eb := keep(d.alloc(r)), keep(d.alloc(r)), keep(d.alloc(r))
-		zb, ob := keep(d.alloc(r)), keep(d.alloc(r*dim))
-		if err != nil {
-			return err
+	err = d.chunks(m, n, func(i0, r int) error {
+		b := &bufset{d: d}
+		defer b.free()
+		ab := in.alloc(r * n)
+		qb, sb := b.up(q[i0*dim:(i0+r)*dim]), b.alloc(r*n)
+		mb, tb, eb, zb, ob := b.alloc(r), b.alloc(r), b.alloc(r), b.alloc(r), b.alloc(r*dim)
+		if in.err != nil {
+			return in.err
 		}
-		steps := []func() error{
-			func() error { return d.logits(sb, qb, r, kb, n, dim, scale, none, false) },
+		if b.err != nil {
+			return b.err
+		}
+		for _, step := range []func() error{
+			func() error { return d.logits(sb, qb, r, kb, n, dim, scale, d.none, false) },
 			func() error { return d.softmax(ab, mb, tb, sb, r, n, false, 0) },
 			func() error { return d.rowEntropy(eb, ab, r, n) },
-			func() error { return d.weighted(zb, ob, ab, r, n, none, nil, vb, dim) },
+			func() error { return d.weighted(zb, ob, ab, r, n, d.none, nil, vb, dim) },
 			func() error { return cols.add(ab, r, 0) },
-			func() error { return d.download(st.S[i0*n:(i0+r)*n], sb) },
-			func() error { return d.download(st.A[i0*n:(i0+r)*n], ab) },
-			func() error { return d.download(st.Mu[i0:i0+r], mb) },
-			func() error { return d.download(st.RowSum[i0:i0+r], tb) },
-			func() error { return d.download(st.RowEntropy[i0:i0+r], eb) },
-			func() error { return d.download(st.O[i0*dim:(i0+r)*dim], ob) },
-		}
-		for _, s := range steps {
-			if err := s(); err != nil {
+		} {
+			if err := step(); err != nil {
 				return err
 			}
 		}
-		d.free(qb, sb, mb, tb, eb, zb, ob)
-		parts = append(parts, part{i0, r, ab})
+		parts = append(parts, part{r, ab})
+		return d.downloadAll(st.S[i0*n:(i0+r)*n], sb, st.A[i0*n:(i0+r)*n], ab, st.Mu[i0:i0+r], mb,
+			st.RowSum[i0:i0+r], tb, st.RowEntropy[i0:i0+r], eb, st.O[i0*dim:(i0+r)*dim], ob)
+	})
+	if err != nil {
+		return err
 	}
 	for _, p := range parts {
 		if err := cols.add(p.a, p.r, 1); err != nil {

@@ -4,13 +4,20 @@ package gpu
 
 // Device is a GPU device. In a build without cgo there is none: Open
 // always fails, so the methods below are never reached.
-type Device struct{ none *gbuf }
+type Device struct {
+	none    *gbuf
+	maxBind uint64
+	info    Info
+}
 
 type gbuf struct{}
 
 // Open returns ErrUnavailable: this binary was built without cgo, which the
 // native WebGPU runner needs.
-func Open(Options) (*Device, error) {
+func Open(opt Options) (*Device, error) {
+	if err := checkBackend(opt.Backend); err != nil {
+		return nil, err
+	}
 	return nil, unavailable("built without cgo (CGO_ENABLED=0); the native GPU runner needs cgo")
 }
 

@@ -50,9 +50,11 @@ func Open(opt Options) (d *Device, err error) {
 	// instance descriptor leaves fields of wgpu-native's instance extras
 	// uninitialised (a non-nil one can abort the process), and wgpu-native
 	// ignores the backend of an adapter request.
+	if err := checkBackend(opt.Backend); err != nil {
+		return nil, err
+	}
 	var backends wgpu.InstanceBackend
 	switch opt.Backend {
-	case "":
 	case "vulkan":
 		backends = wgpu.InstanceBackendVulkan
 	case "gl":
@@ -61,8 +63,6 @@ func Open(opt Options) (d *Device, err error) {
 		backends = wgpu.InstanceBackendMetal
 	case "dx12":
 		backends = wgpu.InstanceBackendDX12
-	default:
-		return nil, fmt.Errorf("gpu: unknown backend %q (want one of vulkan, gl, metal, dx12)", opt.Backend)
 	}
 	if err := precheck(); err != nil {
 		return nil, err
