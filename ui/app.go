@@ -118,7 +118,7 @@ func (c *Root) Start() {
 		c.S.Sample = state.DefaultSample
 		src = c.S.Source()
 	}
-	if c.S.Compute != state.DefaultCompute {
+	if c.S.Compute != "cpu" {
 		// Before the load: the worker analyses the sample on the device.
 		c.sendCompute()
 	}

@@ -262,12 +262,14 @@ func (c *Root) SampleInfo() string {
 }
 
 // ComputeNote says where the numbers are computed: the GPU adapter, or why
-// the GPU asked for is not used.
+// the GPU is not used (nothing when the CPU was chosen).
 func (c *Root) ComputeNote() string {
 	cp := c.Compute
 	switch {
 	case c.S.Compute == "cpu" && (cp == nil || cp.Device == "cpu"):
 		return ""
+	case cp == nil && c.S.Compute == "auto":
+		return "looking for a GPU…"
 	case cp == nil:
 		return "starting WebGPU…"
 	case cp.Device == "gpu" && cp.Software:
@@ -278,9 +280,10 @@ func (c *Root) ComputeNote() string {
 	return cp.Note
 }
 
-// ComputeNoteClass marks a fallback note as a warning.
+// ComputeNoteClass marks the note as a warning when the GPU was chosen and
+// is not used.
 func (c *Root) ComputeNoteClass() string {
-	if c.Compute != nil && c.Compute.Note != "" {
+	if c.S.Compute == "gpu" && c.Compute != nil && c.Compute.Note != "" {
 		return "warn"
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -249,7 +250,7 @@ func (c *Root) OnToggle(m string) {
 // OnCompute switches between the CPU kernels and the GPU (WebGPU).
 func (c *Root) OnCompute(e vugu.DOMEvent) {
 	v := e.PropString("target", "value")
-	if v == c.S.Compute || (v != "cpu" && v != "gpu") || c.b == nil {
+	if v == c.S.Compute || !slices.Contains(state.Computes, v) || c.b == nil {
 		return
 	}
 	c.S.Compute = v

@@ -439,7 +439,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 			}
 			vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n    "}
 			vgparent.AppendChild(vgn)
-			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ctl compute"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: "Where the numbers are computed: the CPU kernels (bit for bit what the haeols CLI prints) or the same kernels as WGSL compute shaders on your GPU through WebGPU (equal within float32 tolerances)."}}}
+			vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "label", Attr: []vugu.VGAttribute{{Namespace: "", Key: "class", Val: "ctl compute"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: "Where the numbers are computed: the CPU kernels (bit for bit what the haeols CLI prints) or the same kernels as WGSL compute shaders on your GPU through WebGPU (equal within float32 tolerances). Auto takes a hardware GPU when there is one."}}}
 			vgparent.AppendChild(vgn)
 			{
 				vgparent := vgn
@@ -461,6 +461,17 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				{
 					vgparent := vgn
 					_ = vgparent
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
+					vgparent.AppendChild(vgn)
+					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "auto"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: "a hardware GPU if this browser has one, else the CPU"}}}
+					vgparent.AppendChild(vgn)
+					vgn.AddAttrInterface("selected", c.S.Compute == "auto")
+					{
+						vgparent := vgn
+						_ = vgparent
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "Auto"}
+						vgparent.AppendChild(vgn)
+					}
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n        "}
 					vgparent.AppendChild(vgn)
 					vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "option", Attr: []vugu.VGAttribute{{Namespace: "", Key: "value", Val: "cpu"}}}

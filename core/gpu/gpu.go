@@ -25,6 +25,10 @@ import (
 // without cgo, a browser without WebGPU, or no adapter.
 var ErrUnavailable = errors.New("gpu: no GPU available")
 
+// ErrSoftware is returned (wrapped) by Open with Options.HardwareOnly when
+// the only adapter is a software one.
+var ErrSoftware = fmt.Errorf("%w: only a software adapter", ErrUnavailable)
+
 // Info describes the adapter a Device runs on.
 type Info struct {
 	Name    string `json:"name"`    // adapter name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
@@ -58,6 +62,9 @@ type Options struct {
 	Fallback bool
 	// LowPower prefers an integrated GPU; the default prefers a discrete one.
 	LowPower bool
+	// HardwareOnly refuses a software adapter (llvmpipe, SwiftShader, a
+	// fallback adapter) with ErrSoftware, before any shader is compiled.
+	HardwareOnly bool
 	// Backend limits the native runner to one backend: "vulkan", "gl",
 	// "metal" or "dx12" ("" for any). The browser has only WebGPU.
 	Backend string

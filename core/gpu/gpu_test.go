@@ -364,3 +364,21 @@ func TestRowChunks(t *testing.T) {
 		t.Error("Calibrate with a binding smaller than a row: no error")
 	}
 }
+
+// TestHardwareOnly: on a machine whose adapter is a software one (CI's
+// llvmpipe), HardwareOnly refuses it with ErrSoftware; with a hardware
+// adapter it opens.
+func TestHardwareOnly(t *testing.T) {
+	dev := open(t)
+	d, err := Open(Options{HardwareOnly: true})
+	if dev.Info().Software {
+		if !errors.Is(err, ErrSoftware) || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("HardwareOnly with only %s: %v, want ErrSoftware", dev.Info(), err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("HardwareOnly with %s: %v", dev.Info(), err)
+	}
+	d.Close()
+}

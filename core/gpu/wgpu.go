@@ -93,6 +93,11 @@ func Open(opt Options) (d *Device, err error) {
 			return nil, unavailable("the system offers no WebGPU adapter")
 		}
 	}
+	if opt.HardwareOnly {
+		if ai := adapterInfo(d.adapter); ai.Software {
+			return nil, fmt.Errorf("%w (%s)", ErrSoftware, ai.Name)
+		}
+	}
 	// The WebGPU defaults, with the adapter's largest buffers: the
 	// calibration matrices of long contexts are big.
 	al := d.adapter.GetLimits().Limits

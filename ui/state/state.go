@@ -31,14 +31,16 @@ const (
 	DefaultPhi    = 0.25
 	DefaultTau    = 1.0
 	DefaultPanel  = "all"
-	// DefaultCompute is where the core computes: the CPU kernels, whose
-	// numbers match the CLI bit for bit; "gpu" runs the WGSL kernels
-	// through WebGPU (the same numbers within float32 tolerances).
-	DefaultCompute = "cpu"
+	// DefaultCompute is where the core computes: "auto" is a hardware GPU
+	// through WebGPU where the browser has one (the WGSL kernels, equal to
+	// the CPU's within float32 tolerances), else the CPU kernels (whose
+	// numbers match the CLI bit for bit); "cpu" and "gpu" force one ("gpu"
+	// also takes a software adapter).
+	DefaultCompute = "auto"
 )
 
 // Computes are the values of State.Compute.
-var Computes = []string{"cpu", "gpu"}
+var Computes = []string{"auto", "cpu", "gpu"}
 
 // DefaultMethods are the methods compared when the URL names none:
 // HAE-OLS, one ablation and the strongest simple baselines.

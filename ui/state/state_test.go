@@ -69,7 +69,7 @@ func TestParseBad(t *testing.T) {
 		{"methods none", "methods=,,", func(*State) {}, "methods: no usable method"},
 		{"methods one bad", "methods=hae-ols,<b>", func(s *State) { s.Methods = []string{"hae-ols"} }, `methods: "<b>" is not a method name`},
 		{"panel bad", "panel=left", func(*State) {}, `panel: "left" is not one of`},
-		{"compute bad", "compute=cuda", func(*State) {}, `compute: "cuda" is not one of cpu, gpu`},
+		{"compute bad", "compute=cuda", func(*State) {}, `compute: "cuda" is not one of auto, cpu, gpu`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

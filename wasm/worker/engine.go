@@ -41,18 +41,18 @@ type Engine struct {
 	// Fetch returns the bytes of a file of the app's own static site, by
 	// relative URL (Source kind "url").
 	Fetch func(url string) ([]byte, error)
-	// OpenGPU opens the GPU runner for OpCompute "gpu" (in the browser:
-	// core/gpu over WebGPU) and describes its adapter; nil means no GPU
-	// support in this build.
-	OpenGPU func() (core.Accelerator, proto.Compute, error)
+	// OpenGPU opens the GPU runner (in the browser: core/gpu over WebGPU)
+	// and describes its adapter; with hardwareOnly it refuses a software
+	// adapter before compiling anything. nil means no GPU support in this
+	// build.
+	OpenGPU func(hardwareOnly bool) (core.Accelerator, proto.Compute, error)
 
-	// accel is the device the analyses run on (nil: the CPU); gpu and
-	// gpuErr cache the outcome of OpenGPU, tried once.
-	accel   core.Accelerator
-	compute proto.Compute
-	gpu     core.Accelerator
-	gpuInfo proto.Compute
-	gpuErr  error
+	// accel is the device the analyses run on (nil: the CPU). gpuHW and
+	// gpuAny cache the outcome of OpenGPU for "auto" (hardware only) and
+	// "gpu" (any adapter), each tried once.
+	accel         core.Accelerator
+	compute       proto.Compute
+	gpuHW, gpuAny gpuTry
 
 	model  *core.Model
 	info   *proto.Info
@@ -62,6 +62,37 @@ type Engine struct {
 	// parameters): Prefetch compresses around it while the worker is idle.
 	focus    *proto.Request
 	prefetch []cacheKey // what Prefetch still has to do for focus
+}
+
+// gpuTry is the outcome of one OpenGPU call.
+type gpuTry struct {
+	done bool
+	acc  core.Accelerator
+	info proto.Compute
+	err  error
+}
+
+// tryGPU opens the GPU for "auto" (hardwareOnly) or "gpu", once each, and
+// shares a device between the two where it qualifies for both.
+func (e *Engine) tryGPU(hardwareOnly bool) *gpuTry {
+	t, other := &e.gpuAny, &e.gpuHW
+	if hardwareOnly {
+		t, other = &e.gpuHW, &e.gpuAny
+	}
+	if t.done {
+		return t
+	}
+	if other.done && other.err == nil && (!hardwareOnly || !other.info.Software) {
+		*t = *other
+		return t
+	}
+	t.done = true
+	if e.OpenGPU == nil {
+		t.err = errors.New("this build has no GPU runner")
+		return t
+	}
+	t.acc, t.info, t.err = e.OpenGPU(hardwareOnly)
+	return t
 }
 
 type cacheKey struct {
@@ -206,31 +237,27 @@ func (e *Engine) Compute() proto.Compute {
 	return e.compute
 }
 
-// setCompute switches between the CPU kernels and the GPU runner. Asking
-// for the GPU where there is none (no WebGPU, no adapter) keeps the CPU and
-// says why in the answer's Note. A loaded sample is analysed again on the
+// setCompute switches between the CPU kernels and the GPU runner:
+// "cpu"; "gpu", any WebGPU adapter; "auto", a hardware GPU when there is
+// one, else the CPU (a software adapter such as SwiftShader computes the
+// same numbers many times slower than the CPU kernels). Where the GPU is not
+// used the answer's Note says why. A loaded sample is analysed again on the
 // new device (lazily, head by head, as after a load).
 func (e *Engine) setCompute(req proto.Request, emit Emit) error {
 	var accel core.Accelerator
 	c := proto.Compute{Device: "cpu"}
 	switch req.Compute {
 	case "cpu":
-	case "gpu":
-		if e.gpu == nil && e.gpuErr == nil {
-			if e.OpenGPU == nil {
-				e.gpuErr = errors.New("this build has no GPU runner")
-			} else {
-				e.gpu, e.gpuInfo, e.gpuErr = e.OpenGPU()
-			}
-		}
-		if e.gpuErr != nil {
-			c.Note = strings.TrimPrefix(e.gpuErr.Error(), "gpu: ") + "; computing on the CPU."
+	case "gpu", "auto":
+		t := e.tryGPU(req.Compute == "auto")
+		if t.err != nil {
+			c.Note = strings.TrimPrefix(t.err.Error(), "gpu: ") + "; computing on the CPU."
 		} else {
-			accel, c = e.gpu, e.gpuInfo
+			accel, c = t.acc, t.info
 			c.Device = "gpu"
 		}
 	default:
-		return fmt.Errorf("compute: unknown device %q (known: cpu, gpu)", req.Compute)
+		return fmt.Errorf("compute: unknown device %q (known: auto, cpu, gpu)", req.Compute)
 	}
 	if accel != e.accel && e.model != nil {
 		m, err := core.NewModel(e.model.Sample, core.Options{Accel: accel})

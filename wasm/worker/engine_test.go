@@ -455,13 +455,13 @@ func TestDeferHeavy(t *testing.T) {
 // stays on the CPU, says why, and keeps answering with the CPU's numbers.
 func TestComputeFallback(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
-	for _, open := range []func() (core.Accelerator, proto.Compute, error){
+	for _, open := range []func(bool) (core.Accelerator, proto.Compute, error){
 		nil,
-		func() (core.Accelerator, proto.Compute, error) {
+		func(bool) (core.Accelerator, proto.Compute, error) {
 			return nil, proto.Compute{}, errors.New("no WebGPU adapter")
 		},
 	} {
-		e.OpenGPU, e.gpuErr = open, nil
+		e.OpenGPU, e.gpuAny, e.gpuHW = open, gpuTry{}, gpuTry{}
 		e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 		r := rc.last()
 		if r.Error != "" || r.Compute == nil || r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "computing on the CPU") {
@@ -520,7 +520,7 @@ func (f *fakeAccel) Attend(out, q []float32, m int, keys, vals []float32, c, d i
 func TestComputeOnDevice(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
 	fa := &fakeAccel{}
-	e.OpenGPU = func() (core.Accelerator, proto.Compute, error) { return fa, proto.Compute{Adapter: "fake"}, nil }
+	e.OpenGPU = func(bool) (core.Accelerator, proto.Compute, error) { return fa, proto.Compute{Adapter: "fake"}, nil }
 	e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute == nil || r.Compute.Device != "gpu" || r.Compute.Adapter != "fake" {
 		t.Fatalf("compute gpu: %+v", r)
@@ -541,5 +541,41 @@ func TestComputeOnDevice(t *testing.T) {
 	e.Handle(proto.Request{ID: 5, Op: proto.OpCompute, Compute: "cpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "cpu" || e.Compute().Device != "cpu" {
 		t.Errorf("back to cpu: %+v", r.Compute)
+	}
+}
+
+// TestComputeAuto: "auto" takes a hardware GPU, refuses a software adapter
+// (keeping the CPU, with a note), and shares one opened device with "gpu".
+func TestComputeAuto(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	opens := 0
+	software := true
+	fa := &fakeAccel{}
+	e.OpenGPU = func(hw bool) (core.Accelerator, proto.Compute, error) {
+		opens++
+		if hw && software {
+			return nil, proto.Compute{}, errors.New("gpu: no GPU available: only a software adapter (SwiftShader)")
+		}
+		return fa, proto.Compute{Adapter: "fake", Software: software}, nil
+	}
+	e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "auto"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute == nil || r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "software adapter") {
+		t.Fatalf("auto with a software adapter: %+v", r.Compute)
+	}
+	e.Handle(proto.Request{ID: 4, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute.Device != "gpu" || !r.Compute.Software {
+		t.Fatalf("gpu with a software adapter: %+v", r.Compute)
+	}
+	// A hardware adapter: auto uses it, and gpu reuses the same device.
+	e2, rc2, _ := loaded(t, "tiny")
+	software, opens = false, 0
+	e2.OpenGPU = e.OpenGPU
+	e2.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "auto"}, nil, rc2.emit, nil)
+	if r := rc2.last(); r.Compute.Device != "gpu" || r.Compute.Note != "" {
+		t.Fatalf("auto with a hardware adapter: %+v", r.Compute)
+	}
+	e2.Handle(proto.Request{ID: 4, Op: proto.OpCompute, Compute: "gpu"}, nil, rc2.emit, nil)
+	if r := rc2.last(); r.Compute.Device != "gpu" || opens != 1 {
+		t.Fatalf("gpu after auto: %+v, %d opens", r.Compute, opens)
 	}
 }

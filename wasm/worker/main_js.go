@@ -57,8 +57,8 @@ func main() {
 }
 
 // openGPU opens the WebGPU runner (navigator.gpu in this worker).
-func openGPU() (core.Accelerator, proto.Compute, error) {
-	d, err := gpu.Open(gpu.Options{})
+func openGPU(hardwareOnly bool) (core.Accelerator, proto.Compute, error) {
+	d, err := gpu.Open(gpu.Options{HardwareOnly: hardwareOnly})
 	if err != nil {
 		return nil, proto.Compute{}, err
 	}

@@ -140,6 +140,26 @@ func TestAppComputeOnGPU(t *testing.T) {
 	t.Logf("%s; grid %v", note, gpuLabels)
 }
 
+// TestAppComputeAutoSoftware opens the app with the default compute=auto in
+// Chromium whose only WebGPU adapter is SwiftShader (software): the app
+// stays on the CPU and says why.
+func TestAppComputeAutoSoftware(t *testing.T) {
+	appSetup(t)
+	site := StartSite(t)
+	b := NewBrowserWebGPU(t)
+	b.Navigate(site.URL + "index.html")
+	b.WaitFor(appGridDone, 90*time.Second, `document.body.innerText.slice(0, 400)`)
+	b.WaitFor(`document.getElementById("compute-note").textContent.includes("computing on the CPU")`, 30*time.Second, `document.getElementById("compute-note").textContent`)
+	note := MustEval[string](b, `document.getElementById("compute-note").textContent`)
+	if !strings.Contains(note, "software adapter") {
+		t.Errorf("auto with SwiftShader: note %q, want it to name the software adapter", note)
+	}
+	if q := appQuery(t, b); q.Get("compute") != "auto" {
+		t.Errorf("URL compute=%q, want auto", q.Get("compute"))
+	}
+	b.Screenshot("app-compute-auto-software")
+}
+
 // TestAppComputeFallback asks for the GPU in a browser without one: the app
 // computes on the CPU and says why, visibly.
 func TestAppComputeFallback(t *testing.T) {
