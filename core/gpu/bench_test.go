@@ -134,3 +134,59 @@ func BenchmarkLogits(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSoftmax is the row softmax of 512 rows of n logits.
+func BenchmarkSoftmax(b *testing.B) {
+	const m = 512
+	for _, n := range benchSizes() {
+		r := rand.New(rand.NewPCG(6, uint64(n)))
+		s := randn(r, m*n, 3)
+		a, mu, sum := make([]float32, m*n), make([]float32, m), make([]float32, m)
+		b.Run(fmt.Sprintf("cpu/n=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				kernel.SoftmaxRows(a, s, m, n, mu, sum)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6/(m/128), "ms/head")
+		})
+		b.Run(fmt.Sprintf("gpu/n=%d", n), func(b *testing.B) {
+			dev := benchDevice(b)
+			for b.Loop() {
+				if err := dev.SoftmaxRows(a, s, m, n, mu, sum); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6/(m/128), "ms/head")
+		})
+	}
+}
+
+// BenchmarkBinMass is the bin mass and weighted values of 512 rows over
+// the odd half of n keys (the least-squares targets).
+func BenchmarkBinMass(b *testing.B) {
+	const m, d = 512, 64
+	for _, n := range benchSizes() {
+		r := rand.New(rand.NewPCG(9, uint64(n)))
+		a, v := randn(r, m*n, 0.01), randn(r, n*d, 1)
+		var idx []int32
+		for j := 1; j < n; j += 2 {
+			idx = append(idx, int32(j))
+		}
+		z, y := make([]float32, m), make([]float32, m*d)
+		flops := 2 * float64(m) * float64(len(idx)) * float64(d)
+		b.Run(fmt.Sprintf("cpu/n=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				kernel.BinMass(z, y, a, m, n, idx, v, d)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("gpu/n=%d", n), func(b *testing.B) {
+			dev := benchDevice(b)
+			for b.Loop() {
+				if err := dev.BinMass(z, y, a, m, n, idx, v, d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -189,7 +189,7 @@ func (d *Device) Logits(dst, q []float32, m int, k []float32, n, dim int, scale 
 
 // logits queues the logits kernel for r rows.
 func (d *Device) logits(s, q *gbuf, r int, k *gbuf, n, dim int, scale float32, bias *gbuf, hasBias bool) error {
-	gx, gy := (n+15)/16, (r+15)/16
+	gx, gy := (n+31)/32, (r+31)/32
 	if gx > maxGroups || gy > maxGroups {
 		return fmt.Errorf("gpu: logits of %d x %d exceed the workgroup grid", r, n)
 	}

@@ -5,8 +5,9 @@
 // for the m x n attention a, the key list j_0, j_1, ... (idx, cnt entries;
 // or all n keys in order) and the n x d values v. Both sums run in the order
 // of the key list, as in the Go kernel. A workgroup takes R = 4 rows and 64
-// output columns (workgroup_id.y picks the column block); the 64 attention
-// weights of each step are staged in workgroup memory.
+// output columns (workgroup_id.y picks the column block); each thread keeps
+// its 4 rows' sums in registers (no workgroup barriers, which software
+// adapters execute slowly).
 struct Params {
   m: u32,
   n: u32,
@@ -27,44 +28,28 @@ struct Params {
 
 const R: u32 = 4u;
 const B: u32 = 64u;
-var<workgroup> at: array<array<f32, 64>, 4>;
-var<workgroup> jt: array<u32, 64>;
 
 @compute @workgroup_size(64, 1, 1)
 fn main(@builtin(local_invocation_id) l: vec3<u32>, @builtin(workgroup_id) w: vec3<u32>) {
-  let t = l.x;
   let i0 = w.x * R;
-  let c = w.y * B + t;
-  var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-  var zs = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-  for (var t0 = 0u; t0 < p.cnt; t0 += B) {
-    let nt = min(B, p.cnt - t0);
-    // Stage the key indices and the R rows' weights of this step.
-    var j = t0 + t;
-    if (t < nt && p.use_idx != 0u) {
-      j = idx[t0 + t];
+  let c = w.y * B + l.x;
+  // Rows past the end repeat the last one (computed, not stored); so do
+  // columns past d.
+  var row: array<u32, 4>;
+  for (var r = 0u; r < R; r++) {
+    row[r] = min(i0 + r, p.m - 1u) * p.n;
+  }
+  let cc = min(c, p.d - 1u);
+  var acc = vec4<f32>(0.0);
+  var zs = vec4<f32>(0.0);
+  for (var t = 0u; t < p.cnt; t++) {
+    var j = t;
+    if (p.use_idx != 0u) {
+      j = idx[t];
     }
-    jt[t] = j;
-    for (var r = 0u; r < R; r++) {
-      var x = 0.0;
-      if (t < nt && i0 + r < p.m) {
-        x = a[(i0 + r) * p.n + j];
-      }
-      at[r][t] = x;
-    }
-    workgroupBarrier();
-    for (var u = 0u; u < nt; u++) {
-      var vv = 0.0;
-      if (c < p.d) {
-        vv = v[jt[u] * p.d + c];
-      }
-      for (var r = 0u; r < R; r++) {
-        let x = at[r][u];
-        acc[r] += x * vv;
-        zs[r] += x;
-      }
-    }
-    workgroupBarrier();
+    let x = vec4<f32>(a[row[0] + j], a[row[1] + j], a[row[2] + j], a[row[3] + j]);
+    acc += x * v[j * p.d + cc];
+    zs += x;
   }
   for (var r = 0u; r < R; r++) {
     let i = i0 + r;
