@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/sample"
@@ -35,6 +36,11 @@ type Accelerator interface {
 	// values and optional logit biases; row i sees every key, or, when
 	// causal, the first base+i+1.
 	Attend(out, q []float32, m int, keys, vals []float32, c, d int, scale float32, bias []float32, base int, causal bool) error
+	// BinMass is kernel.BinMass (the least-squares targets of HAE-OLS).
+	BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, d int) error
+	// Features sets f[i*ns+t] = exp(scale q_i . k_t - mu_i), the summary
+	// features of the least-squares fit.
+	Features(f, q []float32, m int, k []float32, ns, d int, scale float32, mu []float32) error
 }
 
 // Group is the analysis of one KV head (HAE-OLS.md §1) and the query heads
@@ -74,9 +80,10 @@ type Group struct {
 	// indices that ask for one (from the sample's metadata).
 	Needles, NeedleProbes []int
 
-	// accel runs the output metrics when the analysis ran on it; kAll and
-	// vAll are then the keys and values of prefix and suffix (N x D).
-	accel      Accelerator
+	// accel runs the output metrics and the summary fits when the analysis
+	// ran on it (nil after it failed: the CPU then); kAll and vAll are then
+	// the keys and values of prefix and suffix (N x D).
+	accel      atomic.Pointer[accelBox]
 	kAll, vAll []float32
 
 	svdOnce      sync.Once
@@ -156,7 +163,8 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 	}
 	st := kernel.NewStats(rows, n, d)
 	if opt.Accel != nil {
-		g.accel, g.kAll, g.vAll = opt.Accel, kAll, vAll
+		g.accel.Store(&accelBox{opt.Accel})
+		g.kAll, g.vAll = kAll, vAll
 		if err := opt.Accel.Calibrate(st, g.Qc, rows, g.K, g.V, n, d, g.Scale); err != nil {
 			return nil, fmt.Errorf("analyze layer %d KV head %d: %w", l, kv, err)
 		}
@@ -170,12 +178,12 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 		p := &Probes{Head: h, Q: s.QHead(l, h)[n*d:], S: make([]float32, t*n), O: make([]float32, t*d)}
 		p.Suffix = kernel.NewPartial(t, d)
 		p.Suffix.AddKeys(p.Q, kSuf, vSuf, t, g.Scale, nil, true, work)
-		if g.accel != nil {
+		if acc := g.acc(); acc != nil {
 			// The references go through Attend, as every compressed cache
 			// will (evaluateOutputs), so a full cache has error 0.
-			err := g.accel.Logits(p.S, p.Q, t, g.K, n, d, g.Scale, nil)
+			err := acc.Logits(p.S, p.Q, t, g.K, n, d, g.Scale, nil)
 			if err == nil {
-				err = g.accel.Attend(p.O, p.Q, t, kAll, vAll, n+t, d, g.Scale, nil, n, true)
+				err = acc.Attend(p.O, p.Q, t, kAll, vAll, n+t, d, g.Scale, nil, n, true)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("analyze layer %d KV head %d, probes of head %d: %w", l, kv, h, err)
@@ -196,6 +204,22 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 	}
 	return g, nil
 }
+
+// accelBox holds a group's accelerator (atomic.Pointer needs a concrete
+// type).
+type accelBox struct{ a Accelerator }
+
+// acc is the group's accelerator, nil for the CPU.
+func (g *Group) acc() Accelerator {
+	if b := g.accel.Load(); b != nil {
+		return b.a
+	}
+	return nil
+}
+
+// dropAccel makes the group compute on the CPU from now on (its device
+// failed); the CPU's numbers agree within the device's tolerances.
+func (g *Group) dropAccel() { g.accel.Store(nil) }
 
 // setStats takes the calibration statistics of st into g. The reference
 // outputs st.O went through the same attention kernel as every compressed

@@ -324,15 +324,7 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 		// exactly the logits attention will compute for the summaries.
 		k32 := make([]float32, ns*d)
 		to32(k32, khat)
-		s32 := make([]float32, rows*ns)
-		kernel.Logits(s32, g.Qc, rows, k32, ns, d, g.Scale)
-		feat := make([]float64, rows*ns)
-		for i := 0; i < rows; i++ {
-			mu := float64(g.Mu[i])
-			for t := 0; t < ns; t++ {
-				feat[i*ns+t] = xmath.Exp(float64(s32[i*ns+t]) - mu)
-			}
-		}
+		feat := g.features(k32, ns)
 		z, y := g.binTargets(bin)
 		if err := solve.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
@@ -412,6 +404,47 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 	return f, nil
 }
 
+// features returns the summary features F[i,t] = exp(scale q_i . k_t -
+// mu_i) of the ns summary keys k (ns x D) for the calibration rows, in
+// float64: on the CPU from the float32 logits of kernel.Logits (exactly the
+// logits attention will compute for the summaries) with a float64 exp, or
+// on g's accelerator (float32, within its tolerance of that).
+func (g *Group) features(k []float32, ns int) []float64 {
+	rows, d := g.Rows, g.D
+	feat := make([]float64, rows*ns)
+	if acc := g.acc(); acc != nil {
+		f32 := make([]float32, rows*ns)
+		if err := acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu); err == nil {
+			for i, x := range f32 {
+				feat[i] = float64(x)
+			}
+			return feat
+		}
+		g.dropAccel()
+	}
+	s32 := make([]float32, rows*ns)
+	kernel.Logits(s32, g.Qc, rows, k, ns, d, g.Scale)
+	for i := 0; i < rows; i++ {
+		mu := float64(g.Mu[i])
+		for t := 0; t < ns; t++ {
+			feat[i*ns+t] = xmath.Exp(float64(s32[i*ns+t]) - mu)
+		}
+	}
+	return feat
+}
+
+// binMass is kernel.BinMass of the calibration attention over the keys
+// idx, on g's accelerator when it has one.
+func (g *Group) binMass(z, y []float32, idx []int32) {
+	if acc := g.acc(); acc != nil {
+		if err := acc.BinMass(z, y, g.A, g.Rows, g.N, idx, g.V, g.D); err == nil {
+			return
+		}
+		g.dropAccel()
+	}
+	kernel.BinMass(z, y, g.A, g.Rows, g.N, idx, g.V, g.D)
+}
+
 // binTargets returns, for every calibration row i, the bin mass
 // z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and the bin weighted values
 // Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64. When the bin
@@ -436,7 +469,7 @@ func (g *Group) binTargets(bin []int32) ([]float64, []float64) {
 			idx = append(idx, int32(j))
 		}
 	}
-	kernel.BinMass(z32, y32, g.A, rows, n, idx, g.V, d)
+	g.binMass(z32, y32, idx)
 	for i := 0; i < rows; i++ {
 		rs := float64(g.RowSum[i])
 		if complement {

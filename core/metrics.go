@@ -119,14 +119,17 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 	d := g.D
 	out := make([]float32, g.T*d)
 	calOut := make([]float32, g.W*d)
-	if g.accel != nil {
-		if err := g.attendAccel(out[:g.T*d], calOut, c, hi); err != nil {
+	onCPU := true
+	if acc := g.acc(); acc != nil {
+		onCPU = false
+		if err := g.attendAccel(acc, out[:g.T*d], calOut, c, hi); err != nil {
 			// The device failed mid-session (e.g. a lost GPU): measure on
 			// the CPU, whose numbers agree within float32 tolerances.
-			g.accel = nil
+			g.dropAccel()
+			onCPU = true
 		}
 	}
-	if g.accel == nil {
+	if onCPU {
 		part := kernel.NewPartial(g.T, d)
 		part.CopyFrom(p.Suffix)
 		work := make([]float32, max(c.C, 1))
@@ -156,11 +159,11 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 	m.ErrCal = cs / float64(w)
 }
 
-// attendAccel computes on g.accel the probe outputs (probe, T x D) and the
+// attendAccel computes on acc the probe outputs (probe, T x D) and the
 // calibration outputs of head hi (cal, W x D) over cache c: its exact
 // prefix tokens in position order, its synthetic tokens with their biases
 // and, for the probes, the causal suffix.
-func (g *Group) attendAccel(probe, cal []float32, c *Cache, hi int) error {
+func (g *Group) attendAccel(acc Accelerator, probe, cal []float32, c *Cache, hi int) error {
 	n, d, t := g.N, g.D, g.T
 	var idx []int32
 	if !c.All {
@@ -191,7 +194,7 @@ func (g *Group) attendAccel(probe, cal []float32, c *Cache, hi int) error {
 		copy(bias[ne:], c.Bias[:c.C])
 	}
 	p := g.Probes[hi]
-	if err := g.accel.Attend(probe, p.Q, t, keys, vals, tot, d, g.Scale, bias, ne+c.C, true); err != nil {
+	if err := acc.Attend(probe, p.Q, t, keys, vals, tot, d, g.Scale, bias, ne+c.C, true); err != nil {
 		return err
 	}
 	if ne+c.C == 0 {
@@ -202,7 +205,7 @@ func (g *Group) attendAccel(probe, cal []float32, c *Cache, hi int) error {
 	if bias != nil {
 		cb = bias[:ne+c.C]
 	}
-	return g.accel.Attend(cal, g.Qc[hi*g.W*d:(hi+1)*g.W*d], g.W, keys[:(ne+c.C)*d], vals[:(ne+c.C)*d], ne+c.C, d, g.Scale, cb, 0, false)
+	return acc.Attend(cal, g.Qc[hi*g.W*d:(hi+1)*g.W*d], g.W, keys[:(ne+c.C)*d], vals[:(ne+c.C)*d], ne+c.C, d, g.Scale, cb, 0, false)
 }
 
 // attend adds the cache's tokens to the partial of the query rows q whose

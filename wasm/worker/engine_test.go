@@ -517,6 +517,22 @@ func (f *fakeAccel) Attend(out, q []float32, m int, keys, vals []float32, c, d i
 	return nil
 }
 
+func (f *fakeAccel) BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, d int) error {
+	f.calls++
+	kernel.BinMass(z, y, a, m, n, idx, v, d)
+	return nil
+}
+
+func (f *fakeAccel) Features(out, q []float32, m int, k []float32, ns, d int, scale float32, mu []float32) error {
+	f.calls++
+	s := make([]float32, m*ns)
+	kernel.Logits(s, q, m, k, ns, d, scale)
+	for i := range out[:m*ns] {
+		out[i] = kernel.Exp32(s[i] - mu[i/ns])
+	}
+	return nil
+}
+
 func TestComputeOnDevice(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
 	fa := &fakeAccel{}
