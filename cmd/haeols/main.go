@@ -8,14 +8,17 @@
 //
 //	haeols SUBCOMMAND [flags] [FILE]
 //
-// The subcommands are gen, info, run, sweep, heatmap and curve; run
-// "haeols -h" for the list and "haeols SUBCOMMAND -h" for the flags of one,
-// with an example.
+// The subcommands are gen, info, run, sweep, heatmap, curve, capture,
+// verify and serve; run "haeols -h" for the list and "haeols SUBCOMMAND -h"
+// for the flags of one, with an example. verify checks the CPU and GPU
+// (WGSL) kernels against float64; its GPU runner needs cgo, and a binary
+// built with CGO_ENABLED=0 checks the CPU kernels only and says so.
 //
 // Exit codes: 0 success; 1 failure (missing, unreadable or invalid file,
-// computation error, output not writable); 2 usage error (unknown
-// subcommand, unknown flag, bad flag value such as -ratio 1.5 or an unknown
-// method). Errors go to stderr, prefixed "haeols: ".
+// computation error, output not writable, a kernel past its tolerance in
+// verify); 2 usage error (unknown subcommand, unknown flag, bad flag value
+// such as -ratio 1.5 or an unknown method). Errors go to stderr, prefixed
+// "haeols: ".
 package main
 
 import "os"
