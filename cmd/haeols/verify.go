@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,8 @@ err_cal, cos and the used ratio of every method at -ratios, head by head.
 Inputs: the FILEs (.safetensors, .npz, .npy samples with q/k/v), and/or
 generated samples of prefix length n for each of -sizes (the "default" preset
 with one layer and 64 probes; 1K = 1024; 64K, the generator's limit, has
-65472 cached tokens), or with neither the built-in default sample.
+65472 cached tokens); with neither, the shipped samples (samples/*.safetensors
+in the working directory) or, without those, the built-in default sample.
 Each file is checked on every KV head with -all, else on KV head 0 of its
 middle layer; generated sizes on their one KV head.
 
@@ -45,6 +47,7 @@ tolerance, a missing adapter with -require-gpu, or an unreadable file; 2 bad
 flags.
 
 Example:
+  haeols verify                                 # the shipped samples
   haeols verify samples/default.safetensors samples/needle.safetensors
   haeols verify -require-gpu -sizes 1K,4K,16K,64K -json > verify.json
 `
@@ -126,11 +129,28 @@ func cmdVerify(e *env, args []string) error {
 		jobs = append(jobs, job{fmt.Sprintf("generated n=%d", n), s, 0, 0})
 	}
 	if len(jobs) == 0 {
-		s, name, err := loadSample(e, nil)
-		if err != nil {
-			return err
+		// No input named: the shipped samples when they are here, else
+		// the built-in default.
+		shipped, _ := filepath.Glob(filepath.Join("samples", "*.safetensors"))
+		if len(shipped) > 0 {
+			fmt.Fprintf(e.stderr, "haeols: verify: no FILE given; checking the shipped samples %s\n", strings.Join(shipped, ", "))
 		}
-		jobs = append(jobs, job{name, s, s.L / 2, 0})
+		for _, f := range shipped {
+			s, err := sample.Read(f)
+			if err != nil {
+				return err
+			}
+			if s.HasQKV() {
+				jobs = append(jobs, job{f, s, s.L / 2, 0})
+			}
+		}
+		if len(jobs) == 0 {
+			s, name, err := loadSample(e, nil)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, job{name, s, s.L / 2, 0})
+		}
 	}
 
 	type result struct {
