@@ -44,10 +44,11 @@ bench:
 bench-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
 
-## gpu-kit: the binaries scripts/gpu-check.sh runs on a GPU machine
+## gpu-kit: the binaries scripts/gpu-check.sh runs on a GPU machine, in
+## bin/gpukit (about 50 MB: wgpu-native is linked in)
 gpu-kit:
-	$(GO) build -o bin/haeols ./cmd/haeols
-	$(GO) test -c -o bin/gpu.test ./core/gpu/
+	$(GO) build -trimpath -ldflags='-s -w' -o bin/gpukit/haeols ./cmd/haeols
+	$(GO) test -c -trimpath -ldflags='-s -w' -o bin/gpukit/gpu.test ./core/gpu/
 
 ## samples: regenerate the shipped samples byte for byte (the real-model
 ## capture needs the llama2.c checkpoint, see samples/README.md)
