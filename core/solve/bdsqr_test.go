@@ -107,10 +107,13 @@ func TestPlaneRotations(t *testing.T) {
 
 // TestBdsqrNoConvergence checks that hitting the iteration cap of the
 // bidiagonal QR surfaces as ErrNoConvergence from Decompose and PinvSolve,
-// naming the matrix.
+// naming the matrix. (PinvSolve of these well-conditioned matrices would
+// skip the SVD; the shortcut is off here to reach it.)
 func TestBdsqrNoConvergence(t *testing.T) {
 	defer func(v int) { bdMaxIter = v }(bdMaxIter)
 	bdMaxIter = 0
+	pinvQRShortcut = false
+	defer func() { pinvQRShortcut = true }()
 	for _, sz := range []struct{ m, n int }{{40, 30}, {30, 30}, {10, 30}} {
 		a := randNormal(newRand(13), sz.m, sz.n)
 		d, err := Decompose(a, sz.m, sz.n)
@@ -137,6 +140,8 @@ func TestBdsqrNoConvergence(t *testing.T) {
 // problem.
 func TestPinvSolvePaths(t *testing.T) {
 	defer func(f func(q, r, k int) bool) { pinvViaVectors = f }(pinvViaVectors)
+	pinvQRShortcut = false // both ways are after the SVD
+	defer func() { pinvQRShortcut = true }()
 	for _, tc := range []struct {
 		name string
 		m, n int

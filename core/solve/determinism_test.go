@@ -58,7 +58,7 @@ func TestSVDDeterminism(t *testing.T) {
 	}{
 		{"exp features 128x64", 128, 64, 64, expA, goldenUniform(4, 128, 64), 4, 0xc6acefcab803a055},
 		{"exp features 512x64", 512, 64, 64, expTall, goldenUniform(5, 512, 64), 4, 0x5342c5da41c5a539},
-		{"uniform 100x64", 100, 64, 64, goldenUniform(6, 100, 64), goldenUniform(7, 100, 64), 64, 0x3fc029b17ee2a376},
+		{"uniform 100x64", 100, 64, 64, goldenUniform(6, 100, 64), goldenUniform(7, 100, 64), 64, 0x6542a06e9f871845},
 		{"uniform 20x50", 20, 50, 5, goldenUniform(8, 20, 50), goldenUniform(9, 20, 5), 20, 0xd0757c3631a98a5c},
 	} {
 		x := make([]float64, tc.n*tc.k)

@@ -60,6 +60,9 @@ func pinvTall(a []float64, m, n int, b []float64, k int, rcond float64, x []floa
 	if q == 0 {
 		return 0, nil
 	}
+	if q == n && pinvQRShortcut && ws.qrSolve(m, n, b, k, rcond, e, x) {
+		return n, nil
+	}
 
 	// T = R'^T (n x q), bidiagonalized; SVD of its bidiagonal B.
 	bd := &ws.bd
@@ -152,6 +155,73 @@ func pinvTall(a []float64, m, n int, b []float64, k int, rcond float64, x []floa
 	return r, nil
 }
 
+// qrSolve finishes pinvTall without the SVD when that cannot change the
+// answer: A P = Q R with R (n x n) of full rank and
+// ||R||_F ||R^-1||_F < 1/rcond. Since sigma_max <= ||R||_F and
+// sigma_min >= 1/||R^-1||_F, no singular value is then at or below
+// rcond * sigma_max, so the pseudoinverse solution is the least-squares
+// solution x = P R^-1 (Q^T B)[:n], computed by back substitution. It
+// reports false (and leaves x alone) when the bound does not hold; the
+// bound is at most n times the 2-norm condition number, so only matrices
+// near the cutoff take the SVD.
+func (ws *svdWork) qrSolve(m, n int, b []float64, k int, rcond float64, e int, x []float64) bool {
+	ra := ws.qr.a
+	// ||R||_F and ||R^-1||_F, R^-1 column by column (R z = e_c).
+	var rf float64
+	for i := range n {
+		for _, v := range ra[i*n+i : i*n+n] {
+			rf += float64(v * v)
+		}
+	}
+	ws.t = growFloats(ws.t, n)
+	z := ws.t[:n]
+	var ri float64
+	for c := range n {
+		clear(z)
+		z[c] = 1 / ra[c*n+c]
+		ri += float64(z[c] * z[c])
+		for i := c - 1; i >= 0; i-- {
+			var acc float64
+			row := ra[i*n : i*n+n]
+			for j := i + 1; j <= c; j++ {
+				acc += float64(row[j] * z[j])
+			}
+			z[i] = -acc / row[i]
+			ri += float64(z[i] * z[i])
+		}
+	}
+	if !(float64(math.Sqrt(rf)*math.Sqrt(ri))*rcond < 1) || math.IsInf(ri, 0) {
+		return false
+	}
+	// C = Q^T B; y = R^-1 C[:n] by back substitution, row by row of k.
+	ws.c = growFloats(ws.c, m*k+n)
+	c := ws.c[:m*k]
+	copy(c, b)
+	ws.qr.applyQT(c, k)
+	neg := ws.c[m*k : m*k+n]
+	for i := n - 1; i >= 0; i-- {
+		row := ra[i*n : i*n+n]
+		for j := i + 1; j < n; j++ {
+			neg[j] = -row[j]
+		}
+		yi := c[i*k : i*k+k]
+		gemvRows(yi, neg[i+1:n], c[(i+1)*k:n*k], k)
+		inv := 1 / row[i]
+		for l := range yi {
+			yi[l] *= inv
+		}
+	}
+	perm := ws.qr.perm
+	sc := math.Ldexp(1, -e)
+	for j := range n {
+		dst := x[perm[j]*k : perm[j]*k+k]
+		for l, v := range c[j*k : j*k+k] {
+			dst[l] = v * sc
+		}
+	}
+	return true
+}
+
 // pinvWide is PinvSolve for 0 < m < n, through the SVD of A^T:
 // A^T = U' diag(s) VT' gives x = U'[:, :r] diag(1/s) VT'[:r, :] B.
 func pinvWide(a []float64, m, n int, b []float64, k int, rcond float64, x []float64) (int, error) {
@@ -193,6 +263,10 @@ func gemvRows(dst, c, rows []float64, k int) {
 		axpy(dst, c[i], rows[i*k:i*k+k])
 	}
 }
+
+// pinvQRShortcut lets pinvTall skip the SVD when qrSolve proves it cannot
+// matter. It is a variable only so that tests can compare both ways.
+var pinvQRShortcut = true
 
 // pinvViaVectors reports whether pinvTall should form the r left singular
 // vectors of A (about 4mqr + 2mrk flops) rather than Q^T B (about 4mqk),
