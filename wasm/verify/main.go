@@ -62,7 +62,7 @@ func main() {
 	say("Opening WebGPU…")
 	dev, err := gpu.Open(gpu.Options{})
 	if err != nil {
-		res.CPUOnly, res.Fallback = true, err.Error()
+		res.CPUOnly, res.Fallback = true, strings.TrimPrefix(err.Error(), "gpu: ")
 	} else {
 		info := dev.Info()
 		res.Adapter = &info
@@ -161,7 +161,11 @@ func render(r *result) string {
 		}
 		b.WriteString("</p>")
 	} else {
-		fmt.Fprintf(&b, "<p class=warn>No GPU: %s. Only the CPU kernels (WebAssembly) were checked.</p>", e(r.Fallback))
+		msg := r.Fallback
+		if msg != "" {
+			msg = strings.ToUpper(msg[:1]) + msg[1:]
+		}
+		fmt.Fprintf(&b, "<p class=warn>%s. Only the CPU kernels (WebAssembly) were checked.</p>", e(msg))
 	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, "<p class=warn>%s</p>", e(r.Error))
