@@ -52,6 +52,7 @@ type Engine struct {
 	// "gpu" (any adapter), each tried once.
 	accel         core.Accelerator
 	compute       proto.Compute
+	computeID     int // the latest compute request, answered again if the GPU fails
 	gpuHW, gpuAny gpuTry
 
 	model  *core.Model
@@ -138,9 +139,34 @@ func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, ch
 	default:
 		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve, proto.OpCompute)
 	}
+	if err != nil && e.accel != nil && (req.Op == proto.OpGrid || req.Op == proto.OpHead || req.Op == proto.OpCurve) {
+		// The GPU failed (a lost device, a shader the driver rejects):
+		// carry on with the CPU kernels, say so, and answer on the CPU.
+		e.dropGPU(err, emit)
+		err = nil
+		e.Handle(req, bufs, emit, check)
+		return
+	}
 	if err != nil {
 		fail(err)
 	}
+}
+
+// dropGPU switches to the CPU after the GPU failed with err, and tells the
+// page with an answer to its latest compute request.
+func (e *Engine) dropGPU(err error, emit Emit) {
+	e.accel = nil
+	e.gpuHW = gpuTry{done: true, err: err}
+	e.gpuAny = e.gpuHW
+	if e.model != nil {
+		if m, merr := core.NewModel(e.model.Sample, core.Options{}); merr == nil {
+			e.model = m
+		}
+	}
+	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+	e.compute = proto.Compute{Device: "cpu", Note: "the GPU failed (" + strings.TrimPrefix(err.Error(), "gpu: ") + "); computing on the CPU."}
+	c := e.compute
+	emit(proto.Response{ID: e.computeID, Op: proto.OpCompute, Compute: &c, Done: true}, nil)
 }
 
 // coreParams turns the page's parameters into core.Params (the defaults
@@ -267,7 +293,7 @@ func (e *Engine) setCompute(req proto.Request, emit Emit) error {
 		e.model = m
 		e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
 	}
-	e.accel, e.compute = accel, c
+	e.accel, e.compute, e.computeID = accel, c, req.ID
 	emit(proto.Response{ID: req.ID, Op: req.Op, Compute: &c, Done: true}, nil)
 	return nil
 }

@@ -595,3 +595,54 @@ func TestComputeAuto(t *testing.T) {
 		t.Fatalf("gpu after auto: %+v, %d opens", r.Compute, opens)
 	}
 }
+
+// failingAccel fails every call, as a lost GPU does.
+type failingAccel struct{ fakeAccel }
+
+func (f *failingAccel) Calibrate(*kernel.Stats, []float32, int, []float32, []float32, int, int, float32) error {
+	return errors.New("gpu: device lost")
+}
+
+// TestComputeGPUFails: when the device fails, the engine answers on the
+// CPU, with the CPU's numbers, and tells the page through a compute answer.
+func TestComputeGPUFails(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	e.OpenGPU = func(bool) (core.Accelerator, proto.Compute, error) { return &failingAccel{}, proto.Compute{Adapter: "flaky"}, nil }
+	e.Handle(proto.Request{ID: 7, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute.Device != "gpu" {
+		t.Fatalf("compute gpu: %+v", r.Compute)
+	}
+	rc.out = nil
+	e.Handle(proto.Request{ID: 8, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
+	var note *proto.Compute
+	var grid *proto.GridPart
+	for _, s := range rc.out {
+		if s.r.Error != "" {
+			t.Fatalf("error answer %q", s.r.Error)
+		}
+		if s.r.Compute != nil {
+			note = s.r.Compute
+			if s.r.ID != 7 {
+				t.Errorf("the compute note answers request %d, want 7", s.r.ID)
+			}
+		}
+		if s.r.Grid != nil && s.r.Done {
+			grid = s.r.Grid
+		}
+	}
+	if note == nil || note.Device != "cpu" || !strings.Contains(note.Note, "device lost") {
+		t.Fatalf("compute note after the failure: %+v", note)
+	}
+	native, err := m.Grid("topk", coreParams(defParams), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid == nil || float64(grid.MeanErr) != core.MeanErr(native) {
+		t.Errorf("grid after the failure %+v, want the CPU's mean %v", grid, core.MeanErr(native))
+	}
+	// Asking for the GPU again reports the failure instead of retrying.
+	e.Handle(proto.Request{ID: 9, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "device lost") {
+		t.Errorf("compute gpu after a failure: %+v", r.Compute)
+	}
+}
