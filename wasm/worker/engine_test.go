@@ -607,7 +607,9 @@ func (f *failingAccel) Calibrate(*kernel.Stats, []float32, int, []float32, []flo
 // CPU, with the CPU's numbers, and tells the page through a compute answer.
 func TestComputeGPUFails(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
-	e.OpenGPU = func(bool) (core.Accelerator, proto.Compute, error) { return &failingAccel{}, proto.Compute{Adapter: "flaky"}, nil }
+	e.OpenGPU = func(bool) (core.Accelerator, proto.Compute, error) {
+		return &failingAccel{}, proto.Compute{Adapter: "flaky"}, nil
+	}
 	e.Handle(proto.Request{ID: 7, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "gpu" {
 		t.Fatalf("compute gpu: %+v", r.Compute)
