@@ -187,6 +187,7 @@ func (d *Device) compile(k wgsl.Kernel) error {
 	if err != nil {
 		return fmt.Errorf("gpu: compiling %s.wgsl: %w", k.Name, err)
 	}
+	defer mod.Release() // the pipelines keep what they need
 	entries := []wgpu.BindGroupLayoutEntry{{Binding: 0, Visibility: wgpu.ShaderStageCompute, Buffer: wgpu.BufferBindingLayout{Type: wgpu.BufferBindingTypeUniform}}}
 	for i := 0; i < k.Inputs+k.Writes; i++ {
 		t := wgpu.BufferBindingTypeReadOnlyStorage
