@@ -93,10 +93,9 @@ func Open(opt Options) (d *Device, err error) {
 			return nil, unavailable("the system offers no WebGPU adapter")
 		}
 	}
-	if opt.HardwareOnly {
-		if ai := adapterInfo(d.adapter); ai.Software {
-			return nil, fmt.Errorf("%w (%s)", ErrSoftware, ai.Name)
-		}
+	d.info = adapterInfo(d.adapter)
+	if opt.HardwareOnly && d.info.Software {
+		return nil, fmt.Errorf("%w (%s)", ErrSoftware, d.info.Name)
 	}
 	// The WebGPU defaults, with the adapter's largest buffers: the
 	// calibration matrices of long contexts are big.
@@ -114,7 +113,6 @@ func Open(opt Options) (d *Device, err error) {
 	if d.maxBind == 0 { // a backend that reports no limits: the WebGPU defaults
 		d.maxBind = 128 << 20
 	}
-	d.info = adapterInfo(d.adapter)
 	d.info.MaxBinding = d.maxBind
 	for _, k := range wgsl.Kernels {
 		if err := d.compile(k); err != nil {
