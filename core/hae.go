@@ -109,6 +109,11 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		next.extra = a - anchors
 		best = next
 	}
+	if best.fit != nil {
+		if err := g.finish(best.fit); err != nil {
+			return nil, err
+		}
+	}
 	best.apply(c)
 	c.finishExact()
 	return c, nil
@@ -177,7 +182,7 @@ func (g *Group) planBin(ordered []int32, nAnchors, ns int, tau float64, ols bool
 	if ns == 0 {
 		return pl, nil
 	}
-	f, err := g.fitSummaries(pl.bin, ns, tau, ols)
+	f, err := g.fitSummaries(pl.bin, ns, tau, ols, true)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +227,9 @@ type summaryFit struct {
 	rankK, rankV     int       // ranks of the stored keys and values
 	energyK, energyV float64   // squared-Frobenius share those ranks keep
 	residual         float64   // ||F beta - z|| / ||z||
+	// pending, until finish, holds what the values still need (keys,
+	// values and bias are unset meanwhile).
+	pending *pendingFit
 }
 
 // storeNumbers is the storage of a c x d matrix of rank r: its factors
@@ -282,10 +290,47 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 // (truncated at energy tau), then either NNLS for the logit weights beta and
 // the pseudoinverse for the values (ols), or merging (beta = segment size,
 // salience-weighted mean value). Summaries with beta = 0 are dropped.
-func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
+//
+// With lazy set the values wait when they do not change the storage (the
+// SVD stage off): the fit then holds the weights and what it takes to
+// finish, and finish computes the values. A plan that the SVD stage's
+// re-plan replaces never pays for its bin's weighted values nor its
+// pseudoinverse; finishing gives the same bits as an eager fit.
+func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
+	f, err := g.fitWeights(bin, ns, tau, ols)
+	if err != nil {
+		return nil, err
+	}
+	if lazy && tau >= 1 {
+		// Without the SVD stage the values are stored densely: the storage
+		// is known from the kept count alone.
+		f.rankK, f.rankV = min(f.rankK, f.kept), min(f.kept, f.d)
+		return f, nil
+	}
+	return f, g.finish(f)
+}
+
+// pendingFit is what a summary fit keeps between its weights and its
+// values.
+type pendingFit struct {
+	bin        []int32
+	ns         int
+	tau        float64
+	ols        bool
+	khat, vbar []float64 // ns x d: (truncated) centroid keys, mean values
+	feat, beta []float64 // rows x ns features, ns weights
+	newIdx     []int     // per summary: kept index or -1
+}
+
+// fitWeights is the first part of fitSummaries: segments, centroid keys,
+// the SVD of the keys and the weights beta (NNLS on the bin mass, or the
+// segment sizes), with the summaries to keep. The values are left pending.
+func (g *Group) fitWeights(bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
 	d, rows := g.D, g.Rows
 	m := len(bin)
 	f := &summaryFit{d: d, segOf: make([]int, m)}
+	pf := &pendingFit{bin: bin, ns: ns, tau: tau, ols: ols}
+	f.pending = pf
 	// Segments and centroid keys (and, for merging, mean values).
 	khat := make([]float64, ns*d)
 	vbar := make([]float64, ns*d)
@@ -311,13 +356,14 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 		}
 		size[t] = float64(hi - lo)
 	}
+	pf.khat, pf.vbar = khat, vbar
 	var err error
 	if f.rankK, f.energyK, err = truncate(khat, ns, d, tau); err != nil {
 		return nil, fmt.Errorf("SVD of summary keys: %w", err)
 	}
 
 	beta := make([]float64, ns)
-	vhat := make([]float64, ns*d)
+	pf.beta = beta
 	if ols {
 		// Features F[i,t] = exp(scale q_i . khat_t - mu_i), with the logits
 		// from the float32 kernel on the float32 keys that will be stored:
@@ -325,7 +371,8 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 		k32 := make([]float32, ns*d)
 		to32(k32, khat)
 		feat := g.features(k32, ns)
-		z, y := g.binTargets(bin)
+		pf.feat = feat
+		z := g.binTargetMass(bin)
 		if err := solve.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
 		}
@@ -341,6 +388,42 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 		if zz > 0 {
 			f.residual = math.Sqrt(rr / zz)
 		}
+	} else {
+		copy(beta, size)
+	}
+
+	// Keep the summaries with beta > 0, renumbered.
+	newIdx := make([]int, ns)
+	for t := 0; t < ns; t++ {
+		if beta[t] > 0 && isFinite(xmath.Log(beta[t])) {
+			newIdx[t] = f.kept
+			f.kept++
+		} else {
+			newIdx[t] = -1
+			f.dropped++
+		}
+	}
+	pf.newIdx = newIdx
+	for i, t := range f.segOf {
+		f.segOf[i] = newIdx[t]
+	}
+	return f, nil
+}
+
+// finish computes the pending values of f: the pseudoinverse fit to the
+// bin's weighted values (ols) or the mean values, the kept summaries'
+// keys, values and biases, and the SVD of the values.
+func (g *Group) finish(f *summaryFit) error {
+	pf := f.pending
+	if pf == nil {
+		return nil
+	}
+	d, rows, ns := g.D, g.Rows, pf.ns
+	beta := pf.beta
+	vhat := make([]float64, ns*d)
+	if pf.ols {
+		feat := pf.feat
+		_, y := g.binTargets(pf.bin)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
 		// column only adds a zero row to the minimum-norm solution, and
 		// leaving it out makes the least-squares problem smaller.
@@ -359,49 +442,37 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols bool) (*summa
 			}
 			vl := make([]float64, nl*d)
 			if _, err := solve.PinvSolve(gm, rows, nl, y, d, PinvCutoff, vl); err != nil {
-				return nil, fmt.Errorf("least squares for summary values: %w", err)
+				return fmt.Errorf("least squares for summary values: %w", err)
 			}
 			for c, t := range live {
 				copy(vhat[t*d:t*d+d], vl[c*d:c*d+d])
 			}
 		}
 	} else {
-		copy(beta, size)
-		copy(vhat, vbar)
+		copy(vhat, pf.vbar)
 	}
 
-	// Keep the summaries with beta > 0, renumbered.
-	newIdx := make([]int, ns)
-	for t := 0; t < ns; t++ {
-		if beta[t] > 0 && isFinite(xmath.Log(beta[t])) {
-			newIdx[t] = f.kept
-			f.kept++
-		} else {
-			newIdx[t] = -1
-			f.dropped++
-		}
-	}
-	for i, t := range f.segOf {
-		f.segOf[i] = newIdx[t]
-	}
+	newIdx := pf.newIdx
 	keys := make([]float64, f.kept*d)
 	vals := make([]float64, f.kept*d)
 	f.bias = make([]float32, f.kept)
 	for t := 0; t < ns; t++ {
 		if k := newIdx[t]; k >= 0 {
-			copy(keys[k*d:k*d+d], khat[t*d:t*d+d])
+			copy(keys[k*d:k*d+d], pf.khat[t*d:t*d+d])
 			copy(vals[k*d:k*d+d], vhat[t*d:t*d+d])
 			f.bias[k] = float32(xmath.Log(beta[t]))
 		}
 	}
 	f.rankK = min(f.rankK, f.kept)
-	if f.rankV, f.energyV, err = truncate(vals, f.kept, d, tau); err != nil {
-		return nil, fmt.Errorf("SVD of summary values: %w", err)
+	var err error
+	if f.rankV, f.energyV, err = truncate(vals, f.kept, d, pf.tau); err != nil {
+		return fmt.Errorf("SVD of summary values: %w", err)
 	}
 	f.keys, f.values = make([]float32, f.kept*d), make([]float32, f.kept*d)
 	to32(f.keys, keys)
 	to32(f.values, vals)
-	return f, nil
+	f.pending = nil
+	return nil
 }
 
 // features returns the summary features F[i,t] = exp(scale q_i . k_t -
@@ -445,30 +516,63 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 	kernel.BinMass(z, y, g.A, g.Rows, g.N, idx, g.V, g.D)
 }
 
+// binTargetMass returns the bin mass z of binTargets alone, summed on the
+// CPU in the same order as kernel.BinMass (so the same bits as binTargets'
+// z there): it is all the weights of a lazy fit need.
+func (g *Group) binTargetMass(bin []int32) []float64 {
+	rows, n := g.Rows, g.N
+	idx, complement := g.binSide(bin)
+	z := make([]float64, rows)
+	for i := 0; i < rows; i++ {
+		r := g.A[i*n : i*n+n]
+		var s float32
+		for _, j := range idx {
+			s += r[j]
+		}
+		rs := float64(g.RowSum[i])
+		if complement {
+			z[i] = rs * (1 - float64(s))
+		} else {
+			z[i] = rs * float64(s)
+		}
+		z[i] = max(z[i], 0)
+	}
+	return z
+}
+
+// binSide returns the keys the bin targets are summed over: the bin itself,
+// or, when the bin is the larger part of the prefix, its complement (then
+// complement is true and the targets are the full-cache sums minus the
+// complement's share).
+func (g *Group) binSide(bin []int32) (idx []int32, complement bool) {
+	n := g.N
+	if len(bin) <= n/2 {
+		return bin, false
+	}
+	idx = make([]int32, 0, n-len(bin))
+	k := 0
+	for j := 0; j < n; j++ {
+		if k < len(bin) && int(bin[k]) == j {
+			k++
+			continue
+		}
+		idx = append(idx, int32(j))
+	}
+	return idx, true
+}
+
 // binTargets returns, for every calibration row i, the bin mass
 // z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and the bin weighted values
 // Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64. When the bin
 // is the larger part of the prefix they are computed from its complement:
 // the full-cache sums minus the kept tokens' share.
 func (g *Group) binTargets(bin []int32) ([]float64, []float64) {
-	rows, n, d := g.Rows, g.N, g.D
+	rows, d := g.Rows, g.D
 	z32 := make([]float32, rows)
 	y32 := make([]float32, rows*d)
 	z := make([]float64, rows)
 	y := make([]float64, rows*d)
-	complement := len(bin) > n/2
-	idx := bin
-	if complement {
-		idx = make([]int32, 0, n-len(bin))
-		k := 0
-		for j := 0; j < n; j++ {
-			if k < len(bin) && int(bin[k]) == j {
-				k++
-				continue
-			}
-			idx = append(idx, int32(j))
-		}
-	}
+	idx, complement := g.binSide(bin)
 	g.binMass(z32, y32, idx)
 	for i := 0; i < rows; i++ {
 		rs := float64(g.RowSum[i])

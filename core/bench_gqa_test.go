@@ -1,0 +1,37 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/haeols/haeols/core/sample"
+)
+
+// BenchmarkHeadDefault is what the browser does for the selected head on a
+// slider move of the shipped default sample (4 query heads per KV head):
+// compress one group with HAE-OLS at a new ratio, evaluate one head and
+// compute its attention maps.
+func BenchmarkHeadDefault(b *testing.B) {
+	s, err := sample.Read("../samples/default.safetensors")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewModel(s, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := m.Group(2, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ratios := []float64{0.1, 0.2, 0.3, 0.5}
+	i := 0
+	for b.Loop() {
+		c, err := g.Compress("hae-ols", DefaultParams(ratios[i%len(ratios)]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Evaluate(c, 1)
+		g.Maps(c, 1)
+		i++
+	}
+}
