@@ -38,33 +38,45 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 		keptMaps(am, c)
 		return am
 	}
-	// Probe rows of the original: exp(S - max) / total, total including the
-	// suffix partial.
+	// Probe rows of the original: the prefix softmax, rescaled so that each
+	// row's total includes the suffix partial. pm and pz are the rows' max
+	// logit and normaliser: probe probability = exp(S - pm) / pz.
+	po := am.Orig[w*n:]
+	pm, pz := make([]float32, t), make([]float32, t)
+	kernel.SoftmaxRows(po, p.S, t, n, pm, pz)
 	for i := 0; i < t; i++ {
-		row := p.S[i*n : i*n+n]
-		mx := p.Suffix.Max[i]
-		for _, x := range row {
-			mx = max(mx, x)
+		mx := max(pm[i], p.Suffix.Max[i])
+		pre := float32(pz[i] * kernel.Exp32(pm[i]-mx))
+		tot := pre + float32(p.Suffix.Sum[i]*kernel.Exp32(p.Suffix.Max[i]-mx))
+		f := pre / tot
+		for j := range po[i*n : (i+1)*n] {
+			po[i*n+j] *= f
 		}
-		tot := p.Suffix.Sum[i] * kernel.Exp32(p.Suffix.Max[i]-mx)
-		o := am.Orig[(w+i)*n : (w+i+1)*n]
-		for j, x := range row {
-			o[j] = kernel.Exp32(x - mx)
-			tot += o[j]
-		}
-		for j := range o {
-			o[j] /= tot
+		pm[i], pz[i] = mx, tot
+	}
+	if c.All {
+		copy(am.Comp, am.Orig)
+		return am
+	}
+	// Synthetic tokens' logits (with their biases) for every row.
+	var syn []float32
+	if c.C > 0 {
+		syn = make([]float32, (w+t)*c.C)
+		kernel.Logits(syn[:w*c.C], g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, c.C, d, g.Scale)
+		kernel.Logits(syn[w*c.C:], p.Q, t, c.Keys, c.C, d, g.Scale)
+		if c.Bias != nil {
+			for r := 0; r < w+t; r++ {
+				for k, b := range c.Bias[:c.C] {
+					syn[r*c.C+k] += b
+				}
+			}
 		}
 	}
-	// Compressed: logits of exact tokens and synthetic tokens per row.
-	qs := [][]float32{g.Qc[hi*w*d : (hi+1)*w*d], p.Q}
-	ss := [][]float32{g.S[hi*w*n : (hi+1)*w*n], p.S}
-	syn := make([]float32, max(c.C, 1))
 	// Salience share of each summarized token within its segment.
 	share := make([]float32, n)
 	if c.C > 0 {
-		segMass := map[int32]float32{}
-		segCount := map[int32]float32{}
+		segMass := make([]float32, c.C)
+		segCount := make([]float32, c.C)
 		for j := 0; j < n; j++ {
 			if c.Class[j] == Summarized {
 				segMass[c.Segment[j]] += g.Salience[j]
@@ -93,59 +105,52 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 			}
 		}
 	}
-	for part := 0; part < 2; part++ {
-		rows := w
-		if part == 1 {
-			rows = t
+	// Compressed rows from the original ones: a row's probabilities are
+	// P[j] = exp(S[j] - m) / z, so an exact token's weight relative to a
+	// new maximum m2 is P[j] z exp(m - m2), with no exponential per token.
+	for r := 0; r < w+t; r++ {
+		o, out := am.Orig[r*n:(r+1)*n], am.Comp[r*n:(r+1)*n]
+		var m, z, sufMax, sufSum float32
+		if r < w {
+			m, z = g.Mu[hi*w+r], g.RowSum[hi*w+r]
+		} else {
+			i := r - w
+			m, z = pm[i], pz[i]
+			sufMax, sufSum = p.Suffix.Max[i], p.Suffix.Sum[i]
 		}
-		for i := 0; i < rows; i++ {
-			q := qs[part][i*d : i*d+d]
-			s := ss[part][i*n : i*n+n]
-			mx := float32(-3.4e38)
-			var sufMax, sufSum float32
-			if part == 1 {
-				sufMax, sufSum = p.Suffix.Max[i], p.Suffix.Sum[i]
-				mx = sufMax
+		sr := syn[r*c.C : (r+1)*c.C]
+		m2 := m
+		for _, x := range sr {
+			m2 = max(m2, x)
+		}
+		var kept float32
+		for j, x := range o {
+			if c.Class[j].Exact() {
+				kept += x
 			}
-			for j := 0; j < n; j++ {
-				if c.Class[j].Exact() {
-					mx = max(mx, s[j])
-				}
-			}
-			for k := 0; k < c.C; k++ {
-				syn[k] = float32(g.Scale * kernel.Dot(q, c.Keys[k*d:k*d+d]))
-				if c.Bias != nil {
-					syn[k] += c.Bias[k]
-				}
-				mx = max(mx, syn[k])
-			}
-			var tot float32
-			if part == 1 {
-				tot = sufSum * kernel.Exp32(sufMax-mx)
-			}
-			o := am.Comp[(part*w+i)*n : (part*w+i+1)*n]
-			for j := 0; j < n; j++ {
-				if c.Class[j].Exact() {
-					o[j] = kernel.Exp32(s[j] - mx)
-					tot += o[j]
-				}
-			}
-			for k := 0; k < c.C; k++ {
-				syn[k] = kernel.Exp32(syn[k] - mx)
-				tot += syn[k]
-			}
-			for j := 0; j < n; j++ {
-				switch c.Class[j] {
-				case Summarized:
-					o[j] = syn[c.Segment[j]] * share[j]
-				case Approx:
-					o[j] = syn[approxIndex[j]]
-				}
-			}
-			if tot > 0 {
-				for j := range o {
-					o[j] /= tot
-				}
+		}
+		f := z * kernel.Exp32(m-m2)
+		tot := float32(kept * f)
+		if r >= w {
+			tot += float32(sufSum * kernel.Exp32(sufMax-m2))
+		}
+		for k, x := range sr {
+			sr[k] = kernel.Exp32(x - m2)
+			tot += sr[k]
+		}
+		if !(tot > 0) {
+			continue
+		}
+		inv := 1 / tot
+		fe := f * inv
+		for j, x := range o {
+			switch cl := c.Class[j]; {
+			case cl.Exact():
+				out[j] = x * fe
+			case cl == Summarized:
+				out[j] = sr[c.Segment[j]] * share[j] * inv
+			case cl == Approx:
+				out[j] = sr[approxIndex[j]] * inv
 			}
 		}
 	}
