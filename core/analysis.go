@@ -92,7 +92,9 @@ type Group struct {
 	snapOnce     sync.Once
 	snapSalience []float32
 	orderMu      sync.Mutex
-	orders       map[orderKey][]int32
+	orders       map[orderKey]*binOrder
+	sumsMu       sync.Mutex
+	withSums     []*binOrder // orders holding suffix sums, oldest first
 }
 
 // Probes are the held-out probe queries of one query head with their exact

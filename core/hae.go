@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/solve"
@@ -55,7 +56,8 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 	}
 	lo, hi := b.Candidates()
 	free := b.Free()
-	ordered := haeOrder(g, lo, hi, lambda)
+	order := haeOrder(g, lo, hi, lambda)
+	ordered := order.idx
 
 	c := newCache(h.name, b)
 	keepAlways(c)
@@ -80,7 +82,7 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		return c, nil
 	}
 	anchors := free - b.SlotsFor(int64(ns*(2*d+1)))
-	f1, err := g.planBin(ordered, anchors, ns, tau, h.ols, int64(free-anchors)*int64(2*d))
+	f1, err := g.planBin(order, anchors, ns, tau, h.ols, int64(free-anchors)*int64(2*d))
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +99,7 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		var next *binPlan
 		for ; extra > 0 && next == nil; extra /= 2 {
 			a2 := a + extra
-			p, err := g.planBin(ordered, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
+			p, err := g.planBin(order, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
 			if err == nil && p.numbers <= int64(free-a2)*int64(2*d) {
 				next = p
 				a = a2
@@ -123,7 +125,7 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 // (1-lambda) R(a) + lambda R(1-H). The order depends only on lambda and the
 // candidate range, not on the ratio, so it is computed once per group and
 // kept (callers must not modify it).
-func haeOrder(g *Group, lo, hi int, lambda float64) []int32 {
+func haeOrder(g *Group, lo, hi int, lambda float64) *binOrder {
 	key := orderKey{lambda, lo, hi}
 	g.orderMu.Lock()
 	defer g.orderMu.Unlock()
@@ -141,9 +143,9 @@ func haeOrder(g *Group, lo, hi int, lambda float64) []int32 {
 	for i := range ra {
 		ra[i] = float64((1-lambda)*ra[i]) + float64(lambda*rh[i])
 	}
-	o := byScore(cands, ra)
+	o := &binOrder{idx: byScore(cands, ra)}
 	if g.orders == nil || len(g.orders) >= maxOrders {
-		g.orders = map[orderKey][]int32{}
+		g.orders = map[orderKey]*binOrder{}
 	}
 	g.orders[key] = o
 	return o
@@ -157,6 +159,87 @@ type orderKey struct {
 }
 
 const maxOrders = 64
+
+// binOrder is an order of candidate tokens, best first. Every HAE-OLS bin
+// is a tail of it (the candidates after the anchors), so the bin targets
+// come from suffix sums along it, built on first use: one pass over the
+// candidates, after which a bin's targets cost at most one chunk.
+type binOrder struct {
+	idx  []int32
+	mu   sync.Mutex
+	sums *orderSums // nil until built; dropped by dropSums
+}
+
+// orderSums are the suffix sums of the bin targets along an order, in
+// units of the calibration attention A: z[b][i] = sum over idx[b*chunk:]
+// of A[i,j] and y[b][i,:] the same weighted by V[j,:], for b = 0 ..
+// nChunks (the last one empty), accumulated chunk by chunk in float64
+// from kernel.BinMass's float32 chunk sums.
+type orderSums struct {
+	chunk int
+	z, y  [][]float64 // per chunk boundary: rows, rows x D
+}
+
+// maxSumChunks bounds the chunks of orderSums (their memory is
+// (maxSumChunks+1) x rows x (D+1) float64s) and minSumChunk their size:
+// a bin's targets then cost at most max(minSumChunk, candidates /
+// maxSumChunks) tokens of BinMass.
+const (
+	maxSumChunks = 16
+	minSumChunk  = 64
+)
+
+// suffixSums returns the order's suffix sums, building them on first use.
+func (g *Group) suffixSums(o *binOrder) *orderSums {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sums != nil {
+		return o.sums
+	}
+	rows, d, n := g.Rows, g.D, len(o.idx)
+	chunk := max(minSumChunk, (n+maxSumChunks-1)/maxSumChunks)
+	nc := (n + chunk - 1) / chunk
+	s := &orderSums{chunk: chunk, z: make([][]float64, nc+1), y: make([][]float64, nc+1)}
+	s.z[nc], s.y[nc] = make([]float64, rows), make([]float64, rows*d)
+	z32, y32 := make([]float32, rows), make([]float32, rows*d)
+	for b := nc - 1; b >= 0; b-- {
+		g.binMass(z32, y32, o.idx[b*chunk:min((b+1)*chunk, n)])
+		z, y := make([]float64, rows), make([]float64, rows*d)
+		for i, x := range z32 {
+			z[i] = s.z[b+1][i] + float64(x)
+		}
+		for i, x := range y32 {
+			y[i] = s.y[b+1][i] + float64(x)
+		}
+		s.z[b], s.y[b] = z, y
+	}
+	o.sums = s
+	g.keepSums(o)
+	return s
+}
+
+// maxSums is how many orders of a group keep their suffix sums: a user
+// dragging the lambda slider builds one per position, and only the
+// latest few are likely to be asked again.
+const maxSums = 4
+
+// keepSums records that o holds suffix sums and drops the sums of the
+// oldest order past maxSums (a caller still using them keeps its copy).
+func (g *Group) keepSums(o *binOrder) {
+	g.sumsMu.Lock()
+	g.withSums = append(g.withSums, o)
+	var old *binOrder
+	if len(g.withSums) > maxSums {
+		old = g.withSums[0]
+		g.withSums = g.withSums[1:]
+	}
+	g.sumsMu.Unlock()
+	if old != nil && old != o {
+		old.mu.Lock()
+		old.sums = nil
+		old.mu.Unlock()
+	}
+}
 
 // maxReplans is how many times unused summary slots are re-planned into
 // anchors: once, as the reference text does for the SVD stage. Three gave a
@@ -172,9 +255,10 @@ type binPlan struct {
 	extra   int   // anchors bought back by the SVD stage
 }
 
-// planBin keeps the first nAnchors of ordered exact, fits ns summaries to the
+// planBin keeps the first nAnchors of the order exact, fits ns summaries to the
 // rest and compresses them at energy tau within avail numbers.
-func (g *Group) planBin(ordered []int32, nAnchors, ns int, tau float64, ols bool, avail int64) (*binPlan, error) {
+func (g *Group) planBin(order *binOrder, nAnchors, ns int, tau float64, ols bool, avail int64) (*binPlan, error) {
+	ordered := order.idx
 	nAnchors = max(0, min(nAnchors, len(ordered)))
 	pl := &binPlan{anchors: topK(ordered, nAnchors)}
 	pl.bin = topK(ordered[nAnchors:], len(ordered)-nAnchors)
@@ -182,7 +266,7 @@ func (g *Group) planBin(ordered []int32, nAnchors, ns int, tau float64, ols bool
 	if ns == 0 {
 		return pl, nil
 	}
-	f, err := g.fitSummaries(pl.bin, ns, tau, ols, true)
+	f, err := g.fitSummaries(order, nAnchors, ns, tau, ols, true)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +369,7 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 	return true
 }
 
-// fitSummaries fits ns summaries to the bin (ascending positions) as in
+// fitSummaries fits ns summaries to the bin, the tail order.idx[from:], as in
 // HAE-OLS.md §3: contiguous segments, salience-weighted centroid keys
 // (truncated at energy tau), then either NNLS for the logit weights beta and
 // the pseudoinverse for the values (ols), or merging (beta = segment size,
@@ -296,8 +380,8 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 // finish, and finish computes the values. A plan that the SVD stage's
 // re-plan replaces never pays for its bin's weighted values nor its
 // pseudoinverse; finishing gives the same bits as an eager fit.
-func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
-	f, err := g.fitWeights(bin, ns, tau, ols)
+func (g *Group) fitSummaries(order *binOrder, from, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
+	f, err := g.fitWeights(order, from, ns, tau, ols)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +397,8 @@ func (g *Group) fitSummaries(bin []int32, ns int, tau float64, ols, lazy bool) (
 // pendingFit is what a summary fit keeps between its weights and its
 // values.
 type pendingFit struct {
-	bin        []int32
+	order      *binOrder
+	from       int
 	ns         int
 	tau        float64
 	ols        bool
@@ -325,11 +410,12 @@ type pendingFit struct {
 // fitWeights is the first part of fitSummaries: segments, centroid keys,
 // the SVD of the keys and the weights beta (NNLS on the bin mass, or the
 // segment sizes), with the summaries to keep. The values are left pending.
-func (g *Group) fitWeights(bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
+func (g *Group) fitWeights(order *binOrder, from, ns int, tau float64, ols bool) (*summaryFit, error) {
 	d, rows := g.D, g.Rows
+	bin := topK(order.idx[from:], len(order.idx)-from) // ascending positions
 	m := len(bin)
 	f := &summaryFit{d: d, segOf: make([]int, m)}
-	pf := &pendingFit{bin: bin, ns: ns, tau: tau, ols: ols}
+	pf := &pendingFit{order: order, from: from, ns: ns, tau: tau, ols: ols}
 	f.pending = pf
 	// Segments and centroid keys (and, for merging, mean values).
 	khat := make([]float64, ns*d)
@@ -372,7 +458,7 @@ func (g *Group) fitWeights(bin []int32, ns int, tau float64, ols bool) (*summary
 		to32(k32, khat)
 		feat := g.features(k32, ns)
 		pf.feat = feat
-		z := g.binTargetMass(bin)
+		z, _ := g.binTargets(order, from, false)
 		if err := solve.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
 		}
@@ -423,7 +509,7 @@ func (g *Group) finish(f *summaryFit) error {
 	vhat := make([]float64, ns*d)
 	if pf.ols {
 		feat := pf.feat
-		_, y := g.binTargets(pf.bin)
+		_, y := g.binTargets(pf.order, pf.from, true)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
 		// column only adds a zero row to the minimum-norm solution, and
 		// leaving it out makes the least-squares problem smaller.
@@ -516,78 +602,43 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 	kernel.BinMass(z, y, g.A, g.Rows, g.N, idx, g.V, g.D)
 }
 
-// binTargetMass returns the bin mass z of binTargets alone, summed on the
-// CPU in the same order as kernel.BinMass (so the same bits as binTargets'
-// z there): it is all the weights of a lazy fit need.
-func (g *Group) binTargetMass(bin []int32) []float64 {
-	rows, n := g.Rows, g.N
-	idx, complement := g.binSide(bin)
-	z := make([]float64, rows)
-	for i := 0; i < rows; i++ {
-		r := g.A[i*n : i*n+n]
-		var s float32
-		for _, j := range idx {
-			s += r[j]
-		}
-		rs := float64(g.RowSum[i])
-		if complement {
-			z[i] = rs * (1 - float64(s))
-		} else {
-			z[i] = rs * float64(s)
-		}
-		z[i] = max(z[i], 0)
-	}
-	return z
-}
-
-// binSide returns the keys the bin targets are summed over: the bin itself,
-// or, when the bin is the larger part of the prefix, its complement (then
-// complement is true and the targets are the full-cache sums minus the
-// complement's share).
-func (g *Group) binSide(bin []int32) (idx []int32, complement bool) {
-	n := g.N
-	if len(bin) <= n/2 {
-		return bin, false
-	}
-	idx = make([]int32, 0, n-len(bin))
-	k := 0
-	for j := 0; j < n; j++ {
-		if k < len(bin) && int(bin[k]) == j {
-			k++
-			continue
-		}
-		idx = append(idx, int32(j))
-	}
-	return idx, true
-}
-
 // binTargets returns, for every calibration row i, the bin mass
-// z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and the bin weighted values
-// Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64. When the bin
-// is the larger part of the prefix they are computed from its complement:
-// the full-cache sums minus the kept tokens' share.
-func (g *Group) binTargets(bin []int32) ([]float64, []float64) {
-	rows, d := g.Rows, g.D
-	z32 := make([]float32, rows)
-	y32 := make([]float32, rows*d)
+// z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and, when withY, the bin weighted
+// values Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64, for
+// the bin order.idx[from:]: the order's suffix sums from the first chunk
+// boundary at or after from, plus kernel.BinMass of the tokens before it
+// (for the mass alone, the same float32 sum in the same order on the CPU).
+func (g *Group) binTargets(order *binOrder, from int, withY bool) ([]float64, []float64) {
+	rows, n, d := g.Rows, g.N, g.D
+	sums := g.suffixSums(order)
+	b := min((from+sums.chunk-1)/sums.chunk, len(sums.z)-1)
+	head := order.idx[from:min(b*sums.chunk, len(order.idx))]
 	z := make([]float64, rows)
-	y := make([]float64, rows*d)
-	idx, complement := g.binSide(bin)
-	g.binMass(z32, y32, idx)
-	for i := 0; i < rows; i++ {
-		rs := float64(g.RowSum[i])
-		if complement {
-			z[i] = rs * (1 - float64(z32[i]))
+	z32 := make([]float32, rows)
+	var y []float64
+	if withY {
+		y = make([]float64, rows*d)
+		y32 := make([]float32, rows*d)
+		g.binMass(z32, y32, head)
+		sy := sums.y[b]
+		for i := 0; i < rows; i++ {
+			rs := float64(g.RowSum[i])
 			for c := 0; c < d; c++ {
-				y[i*d+c] = rs * (float64(g.Oc[i*d+c]) - float64(y32[i*d+c]))
-			}
-		} else {
-			z[i] = rs * float64(z32[i])
-			for c := 0; c < d; c++ {
-				y[i*d+c] = rs * float64(y32[i*d+c])
+				y[i*d+c] = rs * (sy[i*d+c] + float64(y32[i*d+c]))
 			}
 		}
-		z[i] = max(z[i], 0)
+	} else {
+		for i := 0; i < rows; i++ {
+			r := g.A[i*n : i*n+n]
+			var s float32
+			for _, j := range head {
+				s += r[j]
+			}
+			z32[i] = s
+		}
+	}
+	for i := 0; i < rows; i++ {
+		z[i] = float64(g.RowSum[i]) * (sums.z[b][i] + float64(z32[i]))
 	}
 	return z, y
 }
