@@ -161,61 +161,89 @@ type orderKey struct {
 const maxOrders = 64
 
 // binOrder is an order of candidate tokens, best first. Every HAE-OLS bin
-// is a tail of it (the candidates after the anchors), so the bin targets
-// come from suffix sums along it, built on first use: one pass over the
-// candidates, after which a bin's targets cost at most one chunk.
+// is a tail of it (the candidates after the anchors), so its targets are
+// the candidates' totals minus prefix sums along the order, which are
+// built chunk by chunk as far as a plan needs them and then reused.
 type binOrder struct {
 	idx  []int32
 	mu   sync.Mutex
-	sums *orderSums // nil until built; dropped by dropSums
+	sums *orderSums // nil until first used; dropped by keepSums
 }
 
-// orderSums are the suffix sums of the bin targets along an order, in
-// units of the calibration attention A: z[b][i] = sum over idx[b*chunk:]
-// of A[i,j] and y[b][i,:] the same weighted by V[j,:], for b = 0 ..
-// nChunks (the last one empty), accumulated chunk by chunk in float64
-// from kernel.BinMass's float32 chunk sums.
+// orderSums are the bin-target sums of an order in units of the
+// calibration attention A. totZ[i] and totY[i,:] are the sums over all the
+// candidates: row i's full-cache mass and output (1 and Oc) minus the
+// non-candidates' share. z[b][i] = sum over idx[:b*chunk] of A[i,j] and
+// y[b][i,:] the same weighted by V[j,:], accumulated chunk by chunk in
+// float64 from kernel.BinMass's float32 chunk sums.
 type orderSums struct {
-	chunk int
-	z, y  [][]float64 // per chunk boundary: rows, rows x D
+	chunk      int
+	totZ, totY []float64
+	z, y       [][]float64 // per chunk boundary built so far: rows, rows x D
 }
 
 // maxSumChunks bounds the chunks of orderSums (their memory is
 // (maxSumChunks+1) x rows x (D+1) float64s) and minSumChunk their size:
 // a bin's targets then cost at most max(minSumChunk, candidates /
-// maxSumChunks) tokens of BinMass.
+// maxSumChunks) tokens of BinMass once the sums reach its anchors.
 const (
 	maxSumChunks = 16
 	minSumChunk  = 64
 )
 
-// suffixSums returns the order's suffix sums, building them on first use.
-func (g *Group) suffixSums(o *binOrder) *orderSums {
+// sumChunk is the chunk of the sums of an order of n candidates.
+func sumChunk(n int) int { return max(minSumChunk, (n+maxSumChunks-1)/maxSumChunks) }
+
+// prefixSums returns the order's sums with the chunk boundaries up to b
+// built (b is clamped to the last boundary).
+func (g *Group) prefixSums(o *binOrder, b int) (chunk int, totZ, totY, z, y []float64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.sums != nil {
-		return o.sums
-	}
 	rows, d, n := g.Rows, g.D, len(o.idx)
-	chunk := max(minSumChunk, (n+maxSumChunks-1)/maxSumChunks)
-	nc := (n + chunk - 1) / chunk
-	s := &orderSums{chunk: chunk, z: make([][]float64, nc+1), y: make([][]float64, nc+1)}
-	s.z[nc], s.y[nc] = make([]float64, rows), make([]float64, rows*d)
-	z32, y32 := make([]float32, rows), make([]float32, rows*d)
-	for b := nc - 1; b >= 0; b-- {
-		g.binMass(z32, y32, o.idx[b*chunk:min((b+1)*chunk, n)])
-		z, y := make([]float64, rows), make([]float64, rows*d)
-		for i, x := range z32 {
-			z[i] = s.z[b+1][i] + float64(x)
+	s := o.sums
+	if s == nil {
+		s = &orderSums{chunk: sumChunk(n)}
+		// Totals over the candidates: everything minus the non-candidates.
+		in := make([]bool, g.N)
+		for _, j := range o.idx {
+			in[j] = true
 		}
-		for i, x := range y32 {
-			y[i] = s.y[b+1][i] + float64(x)
+		var out []int32
+		for j := 0; j < g.N; j++ {
+			if !in[j] {
+				out = append(out, int32(j))
+			}
 		}
-		s.z[b], s.y[b] = z, y
+		z32, y32 := make([]float32, rows), make([]float32, rows*d)
+		g.binMass(z32, y32, out)
+		s.totZ, s.totY = make([]float64, rows), make([]float64, rows*d)
+		for i := 0; i < rows; i++ {
+			s.totZ[i] = 1 - float64(z32[i])
+			for c := 0; c < d; c++ {
+				s.totY[i*d+c] = float64(g.Oc[i*d+c]) - float64(y32[i*d+c])
+			}
+		}
+		s.z, s.y = [][]float64{make([]float64, rows)}, [][]float64{make([]float64, rows*d)}
+		o.sums = s
+		g.keepSums(o)
 	}
-	o.sums = s
-	g.keepSums(o)
-	return s
+	b = min(b, (n+s.chunk-1)/s.chunk)
+	if len(s.z) <= b {
+		z32, y32 := make([]float32, rows), make([]float32, rows*d)
+		for k := len(s.z); k <= b; k++ {
+			g.binMass(z32, y32, o.idx[(k-1)*s.chunk:min(k*s.chunk, n)])
+			pz, py := s.z[k-1], s.y[k-1]
+			z, y := make([]float64, rows), make([]float64, rows*d)
+			for i, x := range z32 {
+				z[i] = pz[i] + float64(x)
+			}
+			for i, x := range y32 {
+				y[i] = py[i] + float64(x)
+			}
+			s.z, s.y = append(s.z, z), append(s.y, y)
+		}
+	}
+	return s.chunk, s.totZ, s.totY, s.z[b], s.y[b]
 }
 
 // maxSums is how many orders of a group keep their suffix sums: a user
@@ -605,14 +633,15 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 // binTargets returns, for every calibration row i, the bin mass
 // z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and, when withY, the bin weighted
 // values Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64, for
-// the bin order.idx[from:]: the order's suffix sums from the first chunk
-// boundary at or after from, plus kernel.BinMass of the tokens before it
-// (for the mass alone, the same float32 sum in the same order on the CPU).
+// the bin order.idx[from:]: the candidates' totals minus the anchors'
+// share, which is the order's prefix sum at the last chunk boundary before
+// from plus kernel.BinMass of the anchors after it (for the mass alone, the
+// same float32 sum in the same order on the CPU).
 func (g *Group) binTargets(order *binOrder, from int, withY bool) ([]float64, []float64) {
 	rows, n, d := g.Rows, g.N, g.D
-	sums := g.suffixSums(order)
-	b := min((from+sums.chunk-1)/sums.chunk, len(sums.z)-1)
-	head := order.idx[from:min(b*sums.chunk, len(order.idx))]
+	b := from / sumChunk(len(order.idx))
+	chunk, totZ, totY, pz, py := g.prefixSums(order, b)
+	head := order.idx[b*chunk : from]
 	z := make([]float64, rows)
 	z32 := make([]float32, rows)
 	var y []float64
@@ -620,11 +649,11 @@ func (g *Group) binTargets(order *binOrder, from int, withY bool) ([]float64, []
 		y = make([]float64, rows*d)
 		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, head)
-		sy := sums.y[b]
 		for i := 0; i < rows; i++ {
 			rs := float64(g.RowSum[i])
 			for c := 0; c < d; c++ {
-				y[i*d+c] = rs * (sy[i*d+c] + float64(y32[i*d+c]))
+				k := i*d + c
+				y[k] = rs * (totY[k] - (py[k] + float64(y32[k])))
 			}
 		}
 	} else {
@@ -638,7 +667,7 @@ func (g *Group) binTargets(order *binOrder, from int, withY bool) ([]float64, []
 		}
 	}
 	for i := 0; i < rows; i++ {
-		z[i] = float64(g.RowSum[i]) * (sums.z[b][i] + float64(z32[i]))
+		z[i] = max(float64(g.RowSum[i])*(totZ[i]-(pz[i]+float64(z32[i]))), 0)
 	}
 	return z, y
 }

@@ -152,3 +152,59 @@ func refMaps(g *Group, c *Cache, hi int) (orig, comp []float64) {
 	}
 	return orig, comp
 }
+
+// TestBinTargets checks the bin targets of every kind of tail of a HAE
+// order (empty, one token, across and on chunk boundaries, everything)
+// against float64 sums of exp(S - mu) and exp(S - mu) V over the bin.
+// Tolerance: 1e-5 of the row's full mass (and of that times max |V|): the
+// sums are of float32 attention, differences of totals included.
+func TestBinTargets(t *testing.T) {
+	s := testSample(11, 1, 2, 1, 700, 16)
+	s.Meta.Prefix = 640
+	m, err := NewModel(s, Options{Calib: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Group(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBudget(g.N, g.D, 0.3, 4, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := b.Candidates()
+	o := haeOrder(g, lo, hi, 0.25)
+	nc := len(o.idx)
+	ch := sumChunk(nc)
+	var vmax float64
+	for _, x := range g.V {
+		vmax = max(vmax, math.Abs(float64(x)))
+	}
+	d := g.D
+	// Out of order on purpose: the sums grow as far as each call needs.
+	for _, from := range []int{ch + 1, 0, 1, ch - 1, ch, 3*ch + 5, nc - 1, nc, 2 * ch} {
+		z, y := g.binTargets(o, from, true)
+		z2, _ := g.binTargets(o, from, false)
+		for i := 0; i < g.Rows; i++ {
+			var zr float64
+			yr := make([]float64, d)
+			for _, j := range o.idx[from:] {
+				e := math.Exp(float64(g.S[i*g.N+int(j)]) - float64(g.Mu[i]))
+				zr += e
+				for c := 0; c < d; c++ {
+					yr[c] += e * float64(g.V[int(j)*d+c])
+				}
+			}
+			rs := float64(g.RowSum[i])
+			if math.Abs(z[i]-zr) > 1e-5*rs || z2[i] != z[i] {
+				t.Fatalf("from %d row %d: z = %g (mass only %g), want %g", from, i, z[i], z2[i], zr)
+			}
+			for c := 0; c < d; c++ {
+				if math.Abs(y[i*d+c]-yr[c]) > 1e-5*rs*vmax {
+					t.Fatalf("from %d row %d col %d: Y = %g, want %g", from, i, c, y[i*d+c], yr[c])
+				}
+			}
+		}
+	}
+}
