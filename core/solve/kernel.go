@@ -58,9 +58,11 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 }
 
 // reflectRows applies the Householder reflection I - tau*u*u^T, u = [1; v],
-// to the rows head, rows[0], ..., rows[len(v)-1] (each restricted to the
-// columns [lo, hi)). row(i) returns rows[i]; s is scratch of length hi-lo.
-func reflectRows(head []float64, v []float64, tau float64, row func(int) []float64, s []float64) {
+// to the rows head, rows[0], ..., rows[len(v)-1], where row r is
+// rows[r*stride : r*stride+len(head)]; s is scratch of length len(head).
+func reflectRows(head []float64, v []float64, tau float64, rows []float64, stride int, s []float64) {
+	w := len(head)
+	row := func(r int) []float64 { return rows[r*stride : r*stride+w : r*stride+w] }
 	copy(s, head)
 	r := 0
 	for ; r+4 <= len(v); r += 4 {

@@ -252,7 +252,7 @@ func (ws *NNLSWorkspace) fold(w, blk []float64, nb, c int) {
 			break
 		}
 		lo := k + 1
-		reflectRows(w[k*c+lo:k*c+c], v, tau, func(r int) []float64 { return blk[r*c+lo : r*c+c] }, ws.s[lo:c])
+		reflectRows(w[k*c+lo:k*c+c], v, tau, blk[lo:], c, ws.s[lo:c])
 	}
 }
 
@@ -362,7 +362,7 @@ func (ws *NNLSWorkspace) lawsonHanson(w []float64, m, n int, bnorm float64) erro
 		if tau != 0 {
 			v := ws.v[:c-p-1] // already holds the reflector of this column
 			lo := p + 1
-			reflectRows(w[p*c+lo:p*c+c], v, tau, func(r int) []float64 { return w[(p+1+r)*c+lo : (p+1+r)*c+c] }, ws.s[lo:c])
+			reflectRows(w[p*c+lo:p*c+c], v, tau, w[(p+1)*c+lo:], c, ws.s[lo:c])
 			w[p*c+p] = beta
 			for i := p + 1; i < c; i++ {
 				w[i*c+p] = 0
