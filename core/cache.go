@@ -54,6 +54,16 @@ type Cache struct {
 	Segment []int32
 	// Stages describes what the method did, with this head's numbers.
 	Stages Stages
+	// exactShare, when set (by HAE-OLS), is the exact tokens' share of the
+	// group's calibration attention, which Evaluate uses for err_cal.
+	exactShare *exactShare
+}
+
+// exactShare is, per calibration row i of a group, the sum over the exact
+// prefix tokens of A[i,j] (z) and of A[i,j] V[j,:] (y, rows x D), in
+// float64.
+type exactShare struct {
+	z, y []float64
 }
 
 // Ratio is the memory used over the memory of the full prefix cache.

@@ -179,6 +179,7 @@ type binOrder struct {
 type orderSums struct {
 	chunk      int
 	totZ, totY []float64
+	nonZ, nonY []float64   // the non-candidates' share (sinks, recent window)
 	z, y       [][]float64 // per chunk boundary built so far: rows, rows x D
 }
 
@@ -195,8 +196,8 @@ const (
 func sumChunk(n int) int { return max(minSumChunk, (n+maxSumChunks-1)/maxSumChunks) }
 
 // prefixSums returns the order's sums with the chunk boundaries up to b
-// built (b is clamped to the last boundary).
-func (g *Group) prefixSums(o *binOrder, b int) (chunk int, totZ, totY, z, y []float64) {
+// built (b is clamped to the last boundary), and the prefix sums at b.
+func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	rows, d, n := g.Rows, g.D, len(o.idx)
@@ -217,6 +218,7 @@ func (g *Group) prefixSums(o *binOrder, b int) (chunk int, totZ, totY, z, y []fl
 		z32, y32 := make([]float32, rows), make([]float32, rows*d)
 		g.binMass(z32, y32, out)
 		s.totZ, s.totY = make([]float64, rows), make([]float64, rows*d)
+		s.nonZ, s.nonY = to64(z32), to64(y32)
 		for i := 0; i < rows; i++ {
 			s.totZ[i] = 1 - float64(z32[i])
 			for c := 0; c < d; c++ {
@@ -243,7 +245,7 @@ func (g *Group) prefixSums(o *binOrder, b int) (chunk int, totZ, totY, z, y []fl
 			s.z, s.y = append(s.z, z), append(s.y, y)
 		}
 	}
-	return s.chunk, s.totZ, s.totY, s.z[b], s.y[b]
+	return s, s.z[b], s.y[b]
 }
 
 // maxSums is how many orders of a group keep their suffix sums: a user
@@ -294,7 +296,7 @@ func (g *Group) planBin(order *binOrder, nAnchors, ns int, tau float64, ols bool
 	if ns == 0 {
 		return pl, nil
 	}
-	f, err := g.fitSummaries(order, nAnchors, ns, tau, ols, true)
+	f, err := g.fitSummaries(order, nAnchors, pl.bin, ns, tau, ols, true)
 	if err != nil {
 		return nil, err
 	}
@@ -327,6 +329,7 @@ func (pl *binPlan) apply(c *Cache) {
 	c.Stages.RankK, c.Stages.RankV = f.rankK, f.rankV
 	c.Stages.EnergyK, c.Stages.EnergyV = f.energyK, f.energyV
 	c.Stages.FitResidual = f.residual
+	c.exactShare = f.exact
 	c.Stages.SummaryBits = pl.numbers * BitsPerNumber
 }
 
@@ -342,6 +345,9 @@ type summaryFit struct {
 	// pending, until finish, holds what the values still need (keys,
 	// values and bias are unset meanwhile).
 	pending *pendingFit
+	// exact is the exact tokens' share of the calibration attention (OLS
+	// fits, after finish).
+	exact *exactShare
 }
 
 // storeNumbers is the storage of a c x d matrix of rank r: its factors
@@ -397,7 +403,8 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 	return true
 }
 
-// fitSummaries fits ns summaries to the bin, the tail order.idx[from:], as in
+// fitSummaries fits ns summaries to the bin, the tail order.idx[from:]
+// (bin: the same in ascending positions), as in
 // HAE-OLS.md §3: contiguous segments, salience-weighted centroid keys
 // (truncated at energy tau), then either NNLS for the logit weights beta and
 // the pseudoinverse for the values (ols), or merging (beta = segment size,
@@ -408,8 +415,8 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 // finish, and finish computes the values. A plan that the SVD stage's
 // re-plan replaces never pays for its bin's weighted values nor its
 // pseudoinverse; finishing gives the same bits as an eager fit.
-func (g *Group) fitSummaries(order *binOrder, from, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
-	f, err := g.fitWeights(order, from, ns, tau, ols)
+func (g *Group) fitSummaries(order *binOrder, from int, bin []int32, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
+	f, err := g.fitWeights(order, from, bin, ns, tau, ols)
 	if err != nil {
 		return nil, err
 	}
@@ -438,16 +445,18 @@ type pendingFit struct {
 // fitWeights is the first part of fitSummaries: segments, centroid keys,
 // the SVD of the keys and the weights beta (NNLS on the bin mass, or the
 // segment sizes), with the summaries to keep. The values are left pending.
-func (g *Group) fitWeights(order *binOrder, from, ns int, tau float64, ols bool) (*summaryFit, error) {
+func (g *Group) fitWeights(order *binOrder, from int, bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
 	d, rows := g.D, g.Rows
-	bin := topK(order.idx[from:], len(order.idx)-from) // ascending positions
 	m := len(bin)
 	f := &summaryFit{d: d, segOf: make([]int, m)}
 	pf := &pendingFit{order: order, from: from, ns: ns, tau: tau, ols: ols}
 	f.pending = pf
 	// Segments and centroid keys (and, for merging, mean values).
 	khat := make([]float64, ns*d)
-	vbar := make([]float64, ns*d)
+	var vbar []float64 // merging only
+	if !ols {
+		vbar = make([]float64, ns*d)
+	}
 	size := make([]float64, ns)
 	for t := 0; t < ns; t++ {
 		lo, hi := t*m/ns, (t+1)*m/ns
@@ -462,10 +471,15 @@ func (g *Group) fitWeights(order *binOrder, from, ns int, tau float64, ols bool)
 			if wsum > 0 {
 				w = float64(g.Salience[j]) / wsum
 			}
-			kj, vj := g.K[j*d:j*d+d], g.V[j*d:j*d+d]
-			for c := 0; c < d; c++ {
-				khat[t*d+c] += float64(w * float64(kj[c]))
-				vbar[t*d+c] += float64(w * float64(vj[c]))
+			kt := khat[t*d : t*d+d]
+			for c, x := range g.K[j*d : j*d+d] {
+				kt[c] += float64(w * float64(x))
+			}
+			if vbar != nil {
+				vt := vbar[t*d : t*d+d]
+				for c, x := range g.V[j*d : j*d+d] {
+					vt[c] += float64(w * float64(x))
+				}
 			}
 		}
 		size[t] = float64(hi - lo)
@@ -486,7 +500,7 @@ func (g *Group) fitWeights(order *binOrder, from, ns int, tau float64, ols bool)
 		to32(k32, khat)
 		feat := g.features(k32, ns)
 		pf.feat = feat
-		z, _ := g.binTargets(order, from, false)
+		z, _, _ := g.binTargets(order, from, false)
 		if err := solve.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
 		}
@@ -537,7 +551,8 @@ func (g *Group) finish(f *summaryFit) error {
 	vhat := make([]float64, ns*d)
 	if pf.ols {
 		feat := pf.feat
-		_, y := g.binTargets(pf.order, pf.from, true)
+		var y []float64
+		_, y, f.exact = g.binTargets(pf.order, pf.from, true)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
 		// column only adds a zero row to the minimum-norm solution, and
 		// leaving it out makes the least-squares problem smaller.
@@ -590,30 +605,22 @@ func (g *Group) finish(f *summaryFit) error {
 }
 
 // features returns the summary features F[i,t] = exp(scale q_i . k_t -
-// mu_i) of the ns summary keys k (ns x D) for the calibration rows, in
-// float64: on the CPU from the float32 logits of kernel.Logits (exactly the
-// logits attention will compute for the summaries) with a float64 exp, or
-// on g's accelerator (float32, within its tolerance of that).
+// mu_i) of the ns summary keys k (ns x D) for the calibration rows, widened
+// to float64 for the solves: kernel.Features on the CPU (the float32
+// logits and exponential attention will compute for the summaries), or
+// g's accelerator (within its tolerance of that).
 func (g *Group) features(k []float32, ns int) []float64 {
 	rows, d := g.Rows, g.D
-	feat := make([]float64, rows*ns)
-	if acc := g.acc(); acc != nil {
-		f32 := make([]float32, rows*ns)
-		if err := acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu); err == nil {
-			for i, x := range f32 {
-				feat[i] = float64(x)
-			}
-			return feat
+	f32 := make([]float32, rows*ns)
+	if acc := g.acc(); acc == nil || acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu) != nil {
+		if acc != nil {
+			g.dropAccel()
 		}
-		g.dropAccel()
+		kernel.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu)
 	}
-	s32 := make([]float32, rows*ns)
-	kernel.Logits(s32, g.Qc, rows, k, ns, d, g.Scale)
-	for i := 0; i < rows; i++ {
-		mu := float64(g.Mu[i])
-		for t := 0; t < ns; t++ {
-			feat[i*ns+t] = xmath.Exp(float64(s32[i*ns+t]) - mu)
-		}
+	feat := make([]float64, rows*ns)
+	for i, x := range f32 {
+		feat[i] = float64(x)
 	}
 	return feat
 }
@@ -636,25 +643,30 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 // the bin order.idx[from:]: the candidates' totals minus the anchors'
 // share, which is the order's prefix sum at the last chunk boundary before
 // from plus kernel.BinMass of the anchors after it (for the mass alone, the
-// same float32 sum in the same order on the CPU).
-func (g *Group) binTargets(order *binOrder, from int, withY bool) ([]float64, []float64) {
+// same float32 sum in the same order on the CPU). With withY it also
+// returns the exact tokens' share of the calibration attention (the
+// non-candidates' and the anchors').
+func (g *Group) binTargets(order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
 	rows, n, d := g.Rows, g.N, g.D
 	b := from / sumChunk(len(order.idx))
-	chunk, totZ, totY, pz, py := g.prefixSums(order, b)
-	head := order.idx[b*chunk : from]
-	z := make([]float64, rows)
+	sums, pz, py := g.prefixSums(order, b)
+	head := order.idx[b*sums.chunk : from]
+	z = make([]float64, rows)
 	z32 := make([]float32, rows)
-	var y []float64
 	if withY {
 		y = make([]float64, rows*d)
+		ex = &exactShare{z: make([]float64, rows), y: make([]float64, rows*d)}
 		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, head)
 		for i := 0; i < rows; i++ {
 			rs := float64(g.RowSum[i])
 			for c := 0; c < d; c++ {
 				k := i*d + c
-				y[k] = rs * (totY[k] - (py[k] + float64(y32[k])))
+				a := py[k] + float64(y32[k])
+				y[k] = rs * (sums.totY[k] - a)
+				ex.y[k] = sums.nonY[k] + a
 			}
+			ex.z[i] = sums.nonZ[i] + (pz[i] + float64(z32[i]))
 		}
 	} else {
 		for i := 0; i < rows; i++ {
@@ -667,7 +679,7 @@ func (g *Group) binTargets(order *binOrder, from int, withY bool) ([]float64, []
 		}
 	}
 	for i := 0; i < rows; i++ {
-		z[i] = max(float64(g.RowSum[i])*(totZ[i]-(pz[i]+float64(z32[i]))), 0)
+		z[i] = max(float64(g.RowSum[i])*(sums.totZ[i]-(pz[i]+float64(z32[i]))), 0)
 	}
-	return z, y
+	return z, y, ex
 }

@@ -137,9 +137,11 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 		part.Output(out)
 		// Calibration rows of this head: non-causal over the prefix, no
 		// suffix.
-		cal := kernel.NewPartial(g.W, d)
-		g.attend(cal, c, g.S[hi*g.W*g.N:(hi+1)*g.W*g.N], g.Qc[hi*g.W*d:(hi+1)*g.W*d], work)
-		cal.Output(calOut)
+		if !g.calibFromShare(calOut, c, hi) {
+			cal := kernel.NewPartial(g.W, d)
+			g.attend(cal, c, g.S[hi*g.W*g.N:(hi+1)*g.W*g.N], g.Qc[hi*g.W*d:(hi+1)*g.W*d], work)
+			cal.Output(calOut)
+		}
 	}
 	m.Profile = make([]float64, g.T)
 	var cosSum float64
@@ -157,6 +159,59 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 		cs += e
 	}
 	m.ErrCal = cs / float64(w)
+}
+
+// calibFromShare sets the calibration outputs of head hi over cache c
+// (W x D) from the exact tokens' share of the calibration attention that
+// HAE-OLS keeps with its cache, with no work per exact token: for row i,
+//
+//	o = (rs Σ_exact A V + Σ_k w_k Vhat_k) / (rs Σ_exact A + Σ_k w_k),
+//
+// w_k = exp(scale q.k_k + b_k - mu) with the logit and exponential
+// attention uses, in float64 (rs, mu: the row's softmax normaliser and
+// shift). It is the same softmax attention over the cache computes, summed
+// in another order. It reports false (and leaves out alone) when c has no
+// such share or a weight overflows; the caller then attends.
+func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
+	ex := c.exactShare
+	if ex == nil || c.All || c.C == 0 {
+		return false
+	}
+	w, d, nc := g.W, g.D, c.C
+	wts := make([]float32, w*nc)
+	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
+	for i := 0; i < w; i++ {
+		row, mu := wts[i*nc:i*nc+nc], g.Mu[hi*w+i]
+		for k, x := range row {
+			if c.Bias != nil {
+				x += c.Bias[k]
+			}
+			if row[k] = kernel.Exp32(x - mu); math.IsInf(float64(row[k]), 0) {
+				return false
+			}
+		}
+	}
+	sv := make([]float32, w*d) // sum_k w_k Vhat_k, as attention sums it
+	kernel.MatMul(sv, wts, w, nc, c.Values, d)
+	res := make([]float64, w*d)
+	for i := 0; i < w; i++ {
+		gi := hi*w + i
+		rs := float64(g.RowSum[gi])
+		den := float64(rs * ex.z[gi])
+		for _, x := range wts[i*nc : i*nc+nc] {
+			den += float64(x)
+		}
+		if !(den > 0) {
+			return false
+		}
+		for e := 0; e < d; e++ {
+			res[i*d+e] = (float64(rs*ex.y[gi*d+e]) + float64(sv[i*d+e])) / den
+		}
+	}
+	for i, x := range res {
+		out[i] = float32(x)
+	}
+	return true
 }
 
 // attendAccel computes on acc the probe outputs (probe, T x D) and the

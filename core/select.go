@@ -71,8 +71,28 @@ func byScore(pos []int32, score []float64) []int32 {
 // topK returns the k best of ordered (as from byScore), ascending by position.
 func topK(ordered []int32, k int) []int32 {
 	k = max(0, min(k, len(ordered)))
-	out := slices.Clone(ordered[:k])
-	sortInt32(out)
+	sel := ordered[:k]
+	if k < 64 {
+		out := slices.Clone(sel)
+		sortInt32(out)
+		return out
+	}
+	// Positions are distinct and dense: mark them and read them back in
+	// order, O(k + range) instead of a sort.
+	lo, hi := sel[0], sel[0]
+	for _, j := range sel {
+		lo, hi = min(lo, j), max(hi, j)
+	}
+	mark := make([]bool, int(hi-lo)+1)
+	for _, j := range sel {
+		mark[j-lo] = true
+	}
+	out := make([]int32, 0, k)
+	for i, m := range mark {
+		if m {
+			out = append(out, lo+int32(i))
+		}
+	}
 	return out
 }
 

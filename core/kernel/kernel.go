@@ -206,6 +206,23 @@ const elemChunk = 256
 // kernel (a stack buffer of 2*binChunk floats).
 const binChunk = 256
 
+// Features sets out[i*ns+t] = Exp32(scale*q_i.k_t - mu[i]) for the m
+// rows of q (m x d) and the ns keys k (ns x d): HAE-OLS's summary
+// features, the logits of Logits shifted by each row's mu and
+// exponentiated with the same float32 exponential attention uses, so a
+// feature times a summary's weight is the weight attention will give it.
+func Features(out, q []float32, m int, k []float32, ns, d int, scale float32, mu []float32) {
+	if m <= 0 || ns <= 0 {
+		return
+	}
+	out, mu = out[:m*ns], mu[:m]
+	Logits(out, q, m, k, ns, d, scale)
+	for i, x := range mu {
+		row := out[i*ns : i*ns+ns]
+		expShift(row, row, x)
+	}
+}
+
 // BinMass computes, for the m x n attention matrix a and the key subset idx,
 // z[i] = sum_{j in idx} a[i,j] and y[i,:] = sum_{j in idx} a[i,j] v[j,:]
 // (v is n x d, y is m x d): the bin mass and bin weighted values of

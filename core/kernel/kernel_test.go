@@ -659,3 +659,34 @@ func TestPartialLargeLogits(t *testing.T) {
 		checkClose(t, fmt.Sprintf("shift %g one call", shift), got2, want, tol)
 	}
 }
+
+func TestFeatures(t *testing.T) {
+	r := &rng{41}
+	for _, s := range shapes {
+		t.Run(fmt.Sprintf("%dx%dx%d", s.m, s.n, s.d), func(t *testing.T) {
+			q, k := r.vec(s.m*s.d), r.vec(s.n*s.d)
+			scale := float32(1 / math.Sqrt(float64(s.d)))
+			mu := r.vec(s.m)
+			got := make([]float32, s.m*s.n)
+			Features(got, q, s.m, k, s.n, s.d, scale, mu)
+			lw, ltol := refLogits(q, s.m, k, s.n, s.d, scale)
+			want, tol := make([]float64, len(lw)), make([]float64, len(lw))
+			for i := range lw {
+				mi := float64(mu[i/s.n])
+				// The logit's error scales the exponential; the shift and
+				// Exp32 add a few ulp.
+				want[i] = math.Exp(lw[i] - mi)
+				tol[i] = want[i] * (math.Expm1(ltol[i]+math.Abs(lw[i]-mi)*1e-7) + 4e-7)
+			}
+			checkClose(t, "Features", got, want, tol)
+			// Documented: the bits of Exp32(Logits - mu).
+			lg := make([]float32, s.m*s.n)
+			Logits(lg, q, s.m, k, s.n, s.d, scale)
+			for i, x := range lg {
+				if w := Exp32(x - mu[i/s.n]); math.Float32bits(got[i]) != math.Float32bits(w) {
+					t.Fatalf("Features[%d] = %g, Exp32(logit - mu) = %g", i, got[i], w)
+				}
+			}
+		})
+	}
+}

@@ -44,7 +44,6 @@ import (
 	"github.com/haeols/haeols/core/gpu"
 	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/sample"
-	"github.com/haeols/haeols/core/xmath"
 )
 
 const eps32 = 0x1p-24
@@ -242,12 +241,9 @@ func Group(s *sample.Sample, name string, l, kv int, dev *gpu.Device, opt Option
 			fRef[i] = math.Exp(fs[i] - float64(cg.Mu[i/ns]))
 		}
 		// The CPU features as fitSummaries computes them.
-		s32 := make([]float32, m*ns)
-		kernel.Logits(s32, cg.Qc, m, khat, ns, d, cg.Scale)
-		fc := make([]float64, m*ns)
-		for i := range fc {
-			fc[i] = xmath.Exp(float64(s32[i]) - float64(cg.Mu[i/ns]))
-		}
+		f32 := make([]float32, m*ns)
+		kernel.Features(f32, cg.Qc, m, khat, ns, d, cg.Scale, cg.Mu)
+		fc := to64(f32)
 		var fg []float32
 		if dev != nil {
 			fg = make([]float32, m*ns)

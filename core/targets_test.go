@@ -1,0 +1,123 @@
+package core
+
+import (
+	"math"
+	"testing"
+)
+
+// TestBinTargets checks the bin targets of every kind of tail of a HAE
+// order (empty, one token, across and on chunk boundaries, everything)
+// against float64 sums of exp(S - mu) and exp(S - mu) V over the bin.
+// Tolerance: 1e-5 of the row's full mass (and of that times max |V|): the
+// sums are of float32 attention, differences of totals included.
+func TestBinTargets(t *testing.T) {
+	s := testSample(11, 1, 2, 1, 700, 16)
+	s.Meta.Prefix = 640
+	m, err := NewModel(s, Options{Calib: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Group(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBudget(g.N, g.D, 0.3, 4, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := b.Candidates()
+	o := haeOrder(g, lo, hi, 0.25)
+	nc := len(o.idx)
+	ch := sumChunk(nc)
+	var vmax float64
+	for _, x := range g.V {
+		vmax = max(vmax, math.Abs(float64(x)))
+	}
+	d := g.D
+	// Out of order on purpose: the sums grow as far as each call needs.
+	for _, from := range []int{ch + 1, 0, 1, ch - 1, ch, 3*ch + 5, nc - 1, nc, 2 * ch} {
+		z, y, ex := g.binTargets(o, from, true)
+		z2, _, _ := g.binTargets(o, from, false)
+		for i := 0; i < g.Rows; i++ {
+			var zr float64
+			yr := make([]float64, d)
+			for _, j := range o.idx[from:] {
+				e := math.Exp(float64(g.S[i*g.N+int(j)]) - float64(g.Mu[i]))
+				zr += e
+				for c := 0; c < d; c++ {
+					yr[c] += e * float64(g.V[int(j)*d+c])
+				}
+			}
+			rs := float64(g.RowSum[i])
+			// The exact tokens' share is what the bin leaves of the row.
+			if ez := ex.z[i] + zr/rs; math.Abs(ez-1) > 1e-5 {
+				t.Fatalf("from %d row %d: exact share %g + bin share %g = %g, want 1", from, i, ex.z[i], zr/rs, ez)
+			}
+			for c := 0; c < d; c++ {
+				if ey := ex.y[i*d+c] + yr[c]/rs; math.Abs(ey-float64(g.Oc[i*d+c])) > 1e-5*vmax {
+					t.Fatalf("from %d row %d col %d: exact share of Y %g + bin share %g, want the full output %g", from, i, c, ex.y[i*d+c], yr[c]/rs, g.Oc[i*d+c])
+				}
+			}
+			if math.Abs(z[i]-zr) > 1e-5*rs || z2[i] != z[i] {
+				t.Fatalf("from %d row %d: z = %g (mass only %g), want %g", from, i, z[i], z2[i], zr)
+			}
+			for c := 0; c < d; c++ {
+				if math.Abs(y[i*d+c]-yr[c]) > 1e-5*rs*vmax {
+					t.Fatalf("from %d row %d col %d: Y = %g, want %g", from, i, c, y[i*d+c], yr[c])
+				}
+			}
+		}
+	}
+}
+
+// TestCalibFromShare checks err_cal from the exact tokens' share (what
+// Evaluate uses for HAE-OLS caches) against attention over the cache, for
+// every OLS method, several ratios and every query head of a GQA group.
+// Tolerance: 1e-5 + 1e-4 err_cal (both are float32-accurate outputs of the
+// same softmax, summed in different orders).
+func TestCalibFromShare(t *testing.T) {
+	s := testSample(5, 1, 4, 1, 560, 32)
+	s.Meta.Prefix = 512
+	m, err := NewModel(s, Options{Calib: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Group(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, worst := 0, 0.0
+	for _, method := range []string{"hae-ols", "hae-nosvd"} {
+		for _, rho := range []float64{0.08, 0.15, 0.3, 0.5, 0.8} {
+			p := DefaultParams(rho)
+			if method == "hae-ols" {
+				p.Tau = 0.9 // the SVD stage on: truncated keys and values
+			}
+			c, err := g.Compress(method, p)
+			if err != nil {
+				t.Fatalf("%s at %g: %v", method, rho, err)
+			}
+			if c.exactShare == nil {
+				continue
+			}
+			used++
+			plain := *c
+			plain.exactShare = nil
+			for hi := range g.Heads {
+				a, b := g.Evaluate(c, hi), g.Evaluate(&plain, hi)
+				d := math.Abs(a.ErrCal - b.ErrCal)
+				worst = max(worst, d)
+				if !(d <= 1e-5+1e-4*b.ErrCal) {
+					t.Errorf("%s at %g head %d: err_cal %g from the exact share, %g attending", method, rho, hi, a.ErrCal, b.ErrCal)
+				}
+				if a.Err != b.Err {
+					t.Errorf("%s at %g head %d: err %g and %g, want the same (probes always attend)", method, rho, hi, a.Err, b.Err)
+				}
+			}
+		}
+	}
+	t.Logf("%d caches, largest err_cal difference %.3g", used, worst)
+	if used < 6 {
+		t.Fatalf("only %d caches carried the exact share", used)
+	}
+}
