@@ -75,19 +75,19 @@ clean:
 	rm -rf bin
 
 ## web: build the static site in web/dist (relative paths, any static host)
-# The wasm programs that exist are built (worker always; app and heatmap
-# when their directories are there), vugugen runs where .vugu files are
+# The wasm programs under wasm/ are built (app.wasm is the page and, in a
+# Web Worker, the core: wasm/worker is its library), vugugen runs where .vugu files are
 # newer than their generated code, and every .wasm/.js/.html/.css/
 # .safetensors gets reproducible precompressed copies: .gz (gzip -9 -n) and,
 # when the brotli tool is installed, .br (brotli -q 11, cached by content
 # hash in ~/.cache/haeols-web since it is slow). The site is built in
 # web/dist.tmp under a lock and then swapped in.
 WEB_DIST  = web/dist
-WEB_WASM  = $(wildcard wasm/*/)
+WEB_WASM  = $(filter-out wasm/worker/,$(wildcard wasm/*/))
 WEB_SRC   = $(shell find core ui wasm assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) go.mod go.sum
 # What the app's first view loads: the default sample is the "default"
 # generator preset, made in the worker, so no sample file is in the list.
-WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js worker.wasm heatmap.html heatmap.wasm
+WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js heatmap.html heatmap.wasm
 WASMFLAGS = -trimpath -ldflags='-s -w'
 
 web: $(WEB_DIST)/.built

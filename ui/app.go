@@ -207,7 +207,8 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.headMS = now() - c.headSentAt
-		recordTiming("head", c.headMS)
+		RecordTiming("head", c.headMS)
+		RecordTiming("headCompute", r.ComputeMs)
 		if r.Error != "" {
 			c.ErrMsg = "Head: " + r.Error
 			return
@@ -281,7 +282,7 @@ func (c *Root) onGrid(r proto.Response) {
 	if r.Done {
 		if c.gridMethod == c.S.Method {
 			c.gridMS = now() - c.gridSentAt
-			recordTiming("grid", c.gridMS)
+			RecordTiming("grid", c.gridMS)
 		}
 		c.nextGrid()
 	}
@@ -495,7 +496,12 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		case "heatmap-drawn":
 			if c.mapsSentAt > 0 {
 				c.drawnMS = t - c.mapsSentAt
-				recordTiming("drawn", c.drawnMS)
+				RecordTiming("drawn", c.drawnMS)
+				for _, k := range []string{"decode", "wait", "paint"} {
+					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
+						RecordTiming("heatmap-"+k, v.Float())
+					}
+				}
 			}
 		case "heatmap-error":
 			c.ErrMsg = "Heatmap: " + errText
@@ -508,11 +514,15 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 // Started reports whether Start has run.
 func (c *Root) Started() bool { return c.started }
 
-// recordTiming appends a measured latency (ms) to window.haeolsTimings[kind]
-// ("head": slider move to the head's numbers, "drawn": to the heatmap
-// drawn, "grid": to the primary method's whole grid), for the tests and
-// the curious.
-func recordTiming(kind string, ms float64) {
+// RecordTiming appends a measured latency (ms) to window.haeolsTimings[kind]
+// ("head": slider move to the head's numbers, "headCompute": the worker's
+// time on that answer, "drawn": to the heatmap drawn, "grid": to the
+// primary method's whole grid; "heatmap-decode", "heatmap-wait" and
+// "heatmap-paint", the heatmap page's share of "drawn": decoding the maps,
+// waiting for its next frame, painting; the app's entry point adds "build"
+// and "render", the two halves of each vugu render), for the tests and the
+// curious.
+func RecordTiming(kind string, ms float64) {
 	g := js.Global()
 	t := g.Get("haeolsTimings")
 	if !t.Truthy() {

@@ -1,4 +1,5 @@
-// haeols core in a Web Worker: loads wasm_exec.js and worker.wasm (Go) and
+// haeols core in a Web Worker: loads wasm_exec.js and app.wasm (Go; the
+// same program as the page, which runs the core when it finds no document) and
 // bridges messages {json: "...", buffers: {name: ArrayBuffer}} (ui/proto).
 // Messages that arrive before the Go side is ready are queued.
 "use strict";
@@ -26,12 +27,12 @@ function fail(err) {
 	const go = new Go();
 	let result;
 	try {
-		result = await WebAssembly.instantiateStreaming(fetch("worker.wasm"), go.importObject);
+		result = await WebAssembly.instantiateStreaming(fetch("app.wasm"), go.importObject);
 	} catch (streamErr) {
 		// Some static hosts serve .wasm with the wrong MIME type.
-		const resp = await fetch("worker.wasm");
+		const resp = await fetch("app.wasm");
 		if (!resp.ok) {
-			throw new Error("worker.wasm: HTTP " + resp.status);
+			throw new Error("app.wasm: HTTP " + resp.status);
 		}
 		result = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
 	}

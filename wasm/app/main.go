@@ -1,8 +1,10 @@
-// Command app is the haeols web app's entry point (GOOS=js GOARCH=wasm,
-// served as app.wasm by index.html): it mounts the vugu root component of
-// package ui on #app-mount and runs the render loop. All computing happens
-// in the Web Worker (worker.js); this program only renders and routes
-// messages, so the page's main thread stays free.
+// Command app is the haeols web app (GOOS=js GOARCH=wasm, served as
+// app.wasm). In the page (index.html) it mounts the vugu root component of
+// package ui on #app-mount and runs the render loop; all computing happens
+// in a Web Worker, so the page's main thread stays free. In that worker
+// (web/worker.js loads the same app.wasm) it runs the core (package
+// wasm/worker). One binary for both halves: the code they share (the Go
+// runtime, encoding/json, the protocol, the presets) is downloaded once.
 package main
 
 import (
@@ -13,9 +15,14 @@ import (
 	"github.com/vugu/vugu/js"
 
 	"github.com/haeols/haeols/ui"
+	"github.com/haeols/haeols/wasm/worker"
 )
 
 func main() {
+	if !js.Global().Get("document").Truthy() {
+		worker.Run() // in web/worker.js's Web Worker
+		return
+	}
 	renderer, err := domrender.New("#app-mount")
 	if err != nil {
 		log.Fatalf("app: mounting on #app-mount: %v", err)
@@ -27,10 +34,17 @@ func main() {
 	}
 	env := renderer.EventEnv()
 	root := ui.NewRoot(env, js.Global().Get("location").Get("search").String())
+	perf := js.Global().Get("performance")
 	for ok := true; ok; ok = renderer.EventWait() {
-		if err := renderer.Render(buildEnv.RunBuild(root)); err != nil {
+		t0 := perf.Call("now").Float()
+		build := buildEnv.RunBuild(root)
+		t1 := perf.Call("now").Float()
+		if err := renderer.Render(build); err != nil {
 			log.Fatalf("app: render: %v", err)
 		}
+		t2 := perf.Call("now").Float()
+		ui.RecordTiming("build", t1-t0)
+		ui.RecordTiming("render", t2-t1)
 		// Start after the first render, so that the heatmap iframe exists.
 		if !root.Started() {
 			env.Lock()

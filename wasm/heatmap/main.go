@@ -46,6 +46,9 @@ type inbox struct {
 	mu    sync.Mutex
 	data  *heatmap.Data
 	reset bool // a double click asked for the whole map
+	// decodeMs is how long the data took to decode; at, when it arrived
+	// (performance.now()).
+	decodeMs, at float64
 }
 
 func (b *inbox) askReset() {
@@ -62,19 +65,22 @@ func (b *inbox) takeReset() bool {
 	return r
 }
 
-func (b *inbox) put(d *heatmap.Data) {
+func (b *inbox) put(d *heatmap.Data, decodeMs, at float64) {
 	b.mu.Lock()
-	b.data = d
+	b.data, b.decodeMs, b.at = d, decodeMs, at
 	b.mu.Unlock()
 }
 
-func (b *inbox) take() *heatmap.Data {
+func (b *inbox) take() (*heatmap.Data, float64, float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	d := b.data
 	b.data = nil
-	return d
+	return d, b.decodeMs, b.at
 }
+
+// now is performance.now().
+func now() float64 { return js.Global().Get("performance").Call("now").Float() }
 
 type game struct {
 	in       *inbox
@@ -96,12 +102,16 @@ type game struct {
 	dragView heatmap.View
 	posted   heatmap.View // the view last reported to the parent
 	drawnMsg bool
+	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
+	// decoding, and when it arrived (performance.now()).
+	decodeMs, arrived float64
 }
 
 // Update takes new data, reads the mouse and keyboard and marks the canvas
 // dirty when anything visible changed.
 func (g *game) Update() error {
-	if d := g.in.take(); d != nil {
+	if d, dec, at := g.in.take(); d != nil {
+		g.decodeMs, g.arrived = dec, at
 		panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
 		if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
 			g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
@@ -221,6 +231,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 	if !g.dirty && g.canvas != nil {
 		return
 	}
+	t0 := now()
 	if g.img == nil || g.img.Bounds().Dx() != g.w || g.img.Bounds().Dy() != g.h {
 		g.img = image.NewRGBA(image.Rect(0, 0, g.w, g.h))
 		if g.canvas != nil {
@@ -239,7 +250,9 @@ func (g *game) Draw(screen *ebiten.Image) {
 	g.dirty = false
 	if g.drawnMsg && g.data != nil {
 		g.drawnMsg = false
-		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio})
+		t1 := now()
+		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio,
+			"decode_ms": g.decodeMs, "wait_ms": t0 - g.arrived, "paint_ms": t1 - t0})
 	}
 }
 
@@ -271,6 +284,7 @@ func listen(in *inbox) {
 	window := js.Global().Get("window")
 	origin := window.Get("location").Get("origin").String()
 	receive := func(data js.Value) {
+		t0 := now()
 		d, err := decode(data)
 		if err != nil {
 			js.Global().Get("console").Call("error", "heatmap: "+err.Error())
@@ -278,7 +292,8 @@ func listen(in *inbox) {
 			return
 		}
 		if d != nil {
-			in.put(d)
+			t1 := now()
+			in.put(d, t1-t0, t1)
 		}
 	}
 	cb := js.FuncOf(func(this js.Value, args []js.Value) any {

@@ -1,4 +1,13 @@
-package main
+// Package worker is the haeols core in a Web Worker: the same app.wasm
+// that renders the page runs Run when web/worker.js starts it in a worker.
+// It answers the requests of ui/proto: load a sample, the per-head error
+// grid (progressively, one KV head at a time), one head in detail with its
+// attention maps, and error vs ratio curves. Head requests overtake a
+// running grid or curve; between KV heads the worker yields to the event
+// loop so newer requests can arrive, and a newer request of the same op
+// supersedes an older one. Engine, the part that answers, is plain Go and
+// tested natively and under Node.
+package worker
 
 import (
 	"encoding/binary"
@@ -131,7 +140,7 @@ func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, ch
 	case proto.OpGrid:
 		err = e.grid(req, emit, check)
 	case proto.OpHead:
-		err = e.head(req, emit)
+		err = e.head(req, emit, check)
 	case proto.OpCurve:
 		err = e.curve(req, emit, check)
 	case proto.OpCompute:
@@ -453,7 +462,10 @@ func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
 }
 
 // head answers one head in detail, with the attention maps when asked.
-func (e *Engine) head(req proto.Request, emit Emit) error {
+// Once the head's cache is made (and kept), a head request that a newer
+// one superseded (check) stops without an answer: evaluating it and
+// drawing its maps would only delay the newer one.
+func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
 		return fmt.Errorf("head: %w", err)
@@ -475,6 +487,9 @@ func (e *Engine) head(req proto.Request, emit Emit) error {
 		return fmt.Errorf("head: %w", err)
 	}
 	e.setFocus(req, g.KV)
+	if check() {
+		return nil
+	}
 	m := g.Evaluate(c, hi)
 	hr := &proto.HeadResult{Cell: cellOf(m), Method: req.Method, Stages: stagesOf(c)}
 	hr.Profile = make([]proto.Num, len(m.Profile))

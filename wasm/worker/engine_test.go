@@ -1,4 +1,4 @@
-package main
+package worker
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -284,13 +285,16 @@ func TestWorkerInterleaves(t *testing.T) {
 	rc := &recorder{t: t}
 	q := NewQueue()
 	w := &Worker{E: e, Q: q, Emit: rc.emit}
-	yields := 0
+	// The head comes at the grid's first yield, the newer grid at the first
+	// yield after the head was answered.
+	yields, pushed := 0, false
 	w.Yield = func() {
 		yields++
-		switch yields {
-		case 1:
+		if yields == 1 {
 			q.Push(proto.Request{ID: 11, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 2, Head: 3}, nil)
-		case 2:
+		}
+		if !pushed && slices.ContainsFunc(rc.out, func(a sent) bool { return a.r.ID == 11 }) {
+			pushed = true
 			q.Push(proto.Request{ID: 12, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil)
 		}
 	}
@@ -646,5 +650,29 @@ func TestComputeGPUFails(t *testing.T) {
 	e.Handle(proto.Request{ID: 9, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "device lost") {
 		t.Errorf("compute gpu after a failure: %+v", r.Compute)
+	}
+}
+
+// TestHeadSuperseded checks that a head request a newer one supersedes
+// while its cache is made stops without an answer, keeping the cache.
+func TestHeadSuperseded(t *testing.T) {
+	e, _, _ := loaded(t, "default")
+	rc := &recorder{t: t}
+	q := NewQueue()
+	w := &Worker{E: e, Q: q, Emit: rc.emit}
+	w.Yield = func() {
+		if q.Len() == 0 {
+			q.Push(proto.Request{ID: 21, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 1, Head: 2, Maps: true}, nil)
+		}
+	}
+	w.run(item{req: proto.Request{ID: 20, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 1, Head: 1, Maps: true}})
+	if len(rc.out) != 0 {
+		t.Fatalf("the superseded head answered: %+v", rc.last())
+	}
+	if len(e.caches) != 1 {
+		t.Fatalf("%d caches kept, want the superseded head's one", len(e.caches))
+	}
+	if it := q.Next(); it.req.ID != 21 {
+		t.Fatalf("queued %d, want 21", it.req.ID)
 	}
 }

@@ -272,10 +272,10 @@ func TestAppScrubLatency(t *testing.T) {
 	b.WaitFor(`new URLSearchParams(location.search).get("ratio") === "0.1" && window.haeolsTimings.grid && window.haeolsTimings.grid.length > 0 &&
 		document.getElementById("head-title").textContent.includes("ratio 0.1")`, 60*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	type timings struct {
-		Head, Drawn, Grid []float64
-		Long              []float64
+		Head, HeadCompute, Drawn, Grid []float64
+		Long                           []float64
 	}
-	tm := MustEval[timings](b, `({head: haeolsTimings.head || [], drawn: haeolsTimings.drawn || [], grid: haeolsTimings.grid || [], long: haeolsLong})`)
+	tm := MustEval[timings](b, `({head: haeolsTimings.head || [], headCompute: haeolsTimings.headCompute || [], drawn: haeolsTimings.drawn || [], grid: haeolsTimings.grid || [], long: haeolsLong})`)
 	med := func(xs []float64) float64 {
 		if len(xs) == 0 {
 			return -1
@@ -291,8 +291,12 @@ func TestAppScrubLatency(t *testing.T) {
 		}
 		return m
 	}
-	t.Logf("scrub 0.30 -> 0.10, 20 moves 50 ms apart: head answers %d, median %.0f ms, max %.0f ms; heatmap drawn %d, median %.0f ms; grid after the last move %.0f ms; long tasks %d, longest %.0f ms",
-		len(tm.Head), med(tm.Head), maxOf(tm.Head), len(tm.Drawn), med(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
+	t.Logf("scrub 0.30 -> 0.10, 20 moves 50 ms apart: head answers %d, median %.0f ms, max %.0f ms (the worker's compute: median %.0f ms); heatmap drawn %d, median %.0f ms; grid after the last move %.0f ms; long tasks %d, longest %.0f ms",
+		len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
+	t.Logf("head answers (ms): %v; worker compute (ms): %v; drawn (ms): %v", tm.Head, tm.HeadCompute, tm.Drawn)
+	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || []]`)
+	t.Logf("heatmap page per drawn map: decode median %.0f ms, wait for a frame %.0f ms, paint %.0f ms", med(rt[2]), med(rt[3]), med(rt[4]))
+	t.Logf("vugu renders while scrubbing: %d, build median %.0f ms (max %.0f), DOM update median %.0f ms (max %.0f)", len(rt[0]), med(rt[0]), maxOf(rt[0]), med(rt[1]), maxOf(rt[1]))
 	if len(tm.Head) == 0 {
 		t.Errorf("no head answer while scrubbing")
 	}

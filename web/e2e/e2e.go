@@ -71,7 +71,7 @@ func BuildSite() error {
 	if err != nil {
 		return fmt.Errorf("make web: %v\n%s", err, out)
 	}
-	for _, f := range []string{"worker.js", "worker.wasm", "wasm_exec.js"} {
+	for _, f := range []string{"worker.js", "app.wasm", "wasm_exec.js"} {
 		if _, err := os.Stat(filepath.Join(DistDir(), f)); err != nil {
 			return fmt.Errorf("make web did not build %s: %w", f, err)
 		}

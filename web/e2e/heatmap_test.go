@@ -330,7 +330,7 @@ func TestEmbedInBlogPage(t *testing.T) {
 
 	// Nothing but the site's own files was asked for.
 	allowed := []string{"/blog.html", "/embed.html", "/embed.js", "/heatmap.html", "/heatmap.wasm",
-		"/wasm_exec.js", "/worker.js", "/worker.wasm", "/favicon.ico"}
+		"/wasm_exec.js", "/worker.js", "/app.wasm", "/favicon.ico"}
 	for _, p := range site.Requests() {
 		if !slices.Contains(allowed, p) {
 			t.Errorf("unexpected request %s", p)

@@ -146,7 +146,7 @@ func TestWorkerProtocol(t *testing.T) {
 	// Only the site's own files were requested.
 	for _, r := range site.Requests() {
 		switch {
-		case r == "/worker-test.html", r == "/worker.js", r == "/wasm_exec.js", r == "/worker.wasm", r == "/favicon.ico":
+		case r == "/worker-test.html", r == "/worker.js", r == "/wasm_exec.js", r == "/app.wasm", r == "/favicon.ico":
 		default:
 			t.Errorf("unexpected request %s", r)
 		}
@@ -164,9 +164,9 @@ func TestWorkerProtocol(t *testing.T) {
 	t.Logf("  of which in the worker (compute_ms): %v", res.HeadComputeMs)
 	t.Logf("grid at the scrubbed-to ratio 0.40: %.1f ms; head after a jump to 0.77 (no prefetch): %.1f ms", res.GridScrubMs, res.HeadFarMs)
 	t.Logf("head during a grid: %.1f ms (grid done %.1f ms after its request)", res.HeadDuringGridMs, res.GridAfterHeadMs)
-	t.Logf("worker.wasm: browser Accept-Encoding %q, served with Content-Encoding %q", site.AcceptEncoding("/worker.wasm"), site.ContentEncoding("/worker.wasm"))
-	if site.ContentEncoding("/worker.wasm") == "" {
-		t.Errorf("worker.wasm was served uncompressed (Accept-Encoding %q)", site.AcceptEncoding("/worker.wasm"))
+	t.Logf("app.wasm (the worker's core): browser Accept-Encoding %q, served with Content-Encoding %q", site.AcceptEncoding("/app.wasm"), site.ContentEncoding("/app.wasm"))
+	if site.ContentEncoding("/app.wasm") == "" {
+		t.Errorf("app.wasm was served uncompressed (Accept-Encoding %q)", site.AcceptEncoding("/app.wasm"))
 	}
 	// The targets of issue 3 hold on an idle machine; on a loaded one the
 	// numbers are only reported unless HAEOLS_E2E_STRICT_TIMING=1. A grossly

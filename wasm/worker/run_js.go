@@ -1,13 +1,6 @@
 //go:build js && wasm
 
-// Command worker is the haeols core in a Web Worker (built as worker.wasm,
-// started by web/worker.js). It answers the requests of ui/proto: load a
-// sample, the per-head error grid (progressively, one KV head at a time),
-// one head in detail with its attention maps, and error vs ratio curves.
-// Head requests overtake a running grid or curve; between KV heads the
-// worker yields to the event loop so newer requests can arrive, and a newer
-// request of the same op supersedes an older one.
-package main
+package worker
 
 import (
 	"encoding/json"
@@ -20,7 +13,9 @@ import (
 	"github.com/haeols/haeols/ui/proto"
 )
 
-func main() {
+// Run serves the requests the page posts to this Web Worker until the page
+// goes away. app.wasm calls it when it starts in a worker (web/worker.js).
+func Run() {
 	self := js.Global()
 	q := NewQueue()
 	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU}, Q: q, Emit: post, Yield: newYield()}
