@@ -30,6 +30,27 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 }
 
+// BenchmarkFirstHAEOLS is the whole first answer for a head: the analysis,
+// then HAE-OLS's first plan (which also builds the group's HAE order and
+// the prefix sums of its bin targets) and its evaluation. Compare
+// BenchmarkReplanHAEOLS with it and with BenchmarkAnalyze.
+func BenchmarkFirstHAEOLS(b *testing.B) {
+	s := testSample(42, 1, 1, 1, 1024+64, 64)
+	s.Meta.Prefix = 1024
+	b.ReportAllocs()
+	for b.Loop() {
+		g, err := Analyze(s, 0, 0, Options{Calib: 128})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := g.Compress("hae-ols", DefaultParams(0.3))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Evaluate(c, 0)
+	}
+}
+
 func benchReplan(b *testing.B, method string) {
 	g := benchGroup(b)
 	ratios := []float64{0.1, 0.2, 0.3, 0.5}
