@@ -701,9 +701,16 @@ func BenchmarkRender(b *testing.B) {
 	v := NewView(192, 1984)
 	h, _ := l.Hit(l.Boxes[0].Map.X+100, l.Boxes[0].Map.Y+20, v)
 	ro, _ := d.Lookup(h)
+	// New data each time (what a slider move sends): alternating between two
+	// copies defeats the painting cache.
+	d2 := *d
 	b.Run("repaint", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			r.Render(img, l, d, v.Pan(float64(i%2)*0.01, 0), nil) // a new view each time
+			dd := d
+			if i%2 == 1 {
+				dd = &d2
+			}
+			r.Render(img, l, dd, v, nil)
 		}
 	})
 	b.Run("hover", func(b *testing.B) {
@@ -711,4 +718,37 @@ func BenchmarkRender(b *testing.B) {
 			r.Render(img, l, d, v, &ro)
 		}
 	})
+}
+
+// TestColorsIndexByPrefix checks Index, which narrows its search by the
+// float's top bits, against the plain binary search over the thresholds
+// for floats of every bit prefix (and the thresholds themselves).
+func TestColorsIndexByPrefix(t *testing.T) {
+	c, err := NewColors(DefaultScale(), "viridis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := func(v float32) int {
+		if !(v > c.thresholds[1]) {
+			if v == c.thresholds[1] {
+				return 1
+			}
+			return 0
+		}
+		return c.search(v, 1, lutSize-1)
+	}
+	var vs []float32
+	for p := uint32(0); p < 1<<16; p++ {
+		for _, low := range []uint32{0, 1, 0x7fff, 0x8000, 0xfffe, 0xffff, (p * 2654435761) & 0xffff} {
+			vs = append(vs, math.Float32frombits(p<<16|low))
+		}
+	}
+	for _, th := range c.thresholds {
+		vs = append(vs, th, math.Nextafter32(th, 0), math.Nextafter32(th, 2))
+	}
+	for _, v := range vs {
+		if got, want := c.Index(v), plain(v); got != want {
+			t.Fatalf("Index(%g [%#08x]) = %d, binary search %d", v, math.Float32bits(v), got, want)
+		}
+	}
 }

@@ -69,8 +69,13 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 	}
 	dst = dst[:w*h]
 	nan := float32(math.NaN())
+	negInf := float32(math.Inf(-1))
 	for y, rs := range rowSpans {
 		out := dst[y*w : (y+1)*w]
+		if y > 0 && rs == rowSpans[y-1] {
+			copy(out, dst[(y-1)*w:y*w]) // an upsampled row: the same cells
+			continue
+		}
 		if rs.Hi <= rs.Lo {
 			for x := range out {
 				out[x] = nan
@@ -78,21 +83,39 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 			continue
 		}
 		for x, cs := range colSpans {
-			m := nan
-			if cs.Hi > cs.Lo {
-				for r := rs.Lo; r < rs.Hi; r++ {
-					row := src[r*cols+cs.Lo : r*cols+cs.Hi]
-					for _, v := range row {
-						if v > m || m != m {
-							m = v
-						}
+			if cs.Hi <= cs.Lo {
+				out[x] = nan
+				continue
+			}
+			// NaN never compares greater, so the loop skips it; a block
+			// that left -Inf is all NaN (NaN), or holds -Inf.
+			m := negInf
+			for r := rs.Lo; r < rs.Hi; r++ {
+				for _, v := range src[r*cols+cs.Lo : r*cols+cs.Hi] {
+					if v > m {
+						m = v
 					}
 				}
+			}
+			if m == negInf && allNaN(src, cols, rs, cs) {
+				m = nan
 			}
 			out[x] = m
 		}
 	}
 	return dst
+}
+
+// allNaN reports whether every cell of the block rs x cs is NaN.
+func allNaN(src []float32, cols int, rs, cs Span) bool {
+	for r := rs.Lo; r < rs.Hi; r++ {
+		for _, v := range src[r*cols+cs.Lo : r*cols+cs.Hi] {
+			if v == v {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ArgMax returns the cell (row, col) with the largest value among rows rs x

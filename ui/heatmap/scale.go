@@ -79,6 +79,11 @@ type Colors struct {
 	// thresholds[i] is the smallest value whose lookup index is >= i
 	// (i >= 1), so Index needs no logarithm.
 	thresholds [lutSize]float32
+	// byPrefix narrows the search by the top 16 bits of a positive
+	// float32: the indices of the smallest (low byte) and the largest
+	// (high byte) float with those bits. Most prefixes lie within one
+	// colour, so Index rarely searches.
+	byPrefix [1 << 16]uint16
 }
 
 // NewColors builds the mapping of s through the named colormap of package
@@ -96,11 +101,17 @@ func NewColors(s Scale, colormap string) (*Colors, error) {
 	for i := 1; i < lutSize; i++ {
 		c.thresholds[i] = float32(s.Value((float64(i) - 0.5) / (lutSize - 1)))
 	}
+	for p := range c.byPrefix {
+		lo := c.search(math.Float32frombits(uint32(p)<<16), 1, lutSize-1)
+		hi := c.search(math.Float32frombits(uint32(p)<<16|0xffff), 1, lutSize-1)
+		c.byPrefix[p] = uint16(lo) | uint16(hi)<<8
+	}
 	return c, nil
 }
 
 // Index returns the lookup-table index of v: round(Scale.T(v) * 255),
-// computed by binary search over precomputed thresholds.
+// found among precomputed thresholds (no logarithm), narrowed first by the
+// bits of v.
 func (c *Colors) Index(v float32) int {
 	if !(v > c.thresholds[1]) {
 		if v == c.thresholds[1] {
@@ -108,7 +119,19 @@ func (c *Colors) Index(v float32) int {
 		}
 		return 0
 	}
-	lo, hi := 1, lutSize-1 // thresholds[lo] <= v
+	// v > thresholds[1] > 0: v is positive (or +Inf), and floats of one
+	// bit prefix are ordered like their bits.
+	r := c.byPrefix[math.Float32bits(v)>>16]
+	lo, hi := int(r&0xff), int(r>>8)
+	if lo == hi {
+		return lo
+	}
+	return c.search(v, lo, hi)
+}
+
+// search returns the largest i in [lo, hi] with thresholds[i] <= v, for
+// thresholds[lo] <= v (or lo when none is).
+func (c *Colors) search(v float32, lo, hi int) int {
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if c.thresholds[mid] <= v {
