@@ -95,6 +95,25 @@ type Group struct {
 	orders       map[orderKey]*binOrder
 	sumsMu       sync.Mutex
 	withSums     []*binOrder // orders holding suffix sums, oldest first
+	probeOnce    sync.Once
+	probeP       []float32 // per head, T x N: probe softmax over the prefix
+	probeM       []float32 // per head and probe: the prefix's max logit
+	probeZ       []float32 // and sum of exp(S - max)
+}
+
+// probeSoftmax returns the probe rows' softmax over the prefix alone, all
+// heads' T x N rows stacked, with each row's max logit and normaliser
+// (P = exp(S - m) / z), computed on first use.
+func (g *Group) probeSoftmax() (p, m, z []float32) {
+	g.probeOnce.Do(func() {
+		t, n := g.T, g.N
+		h := len(g.Heads)
+		g.probeP, g.probeM, g.probeZ = make([]float32, h*t*n), make([]float32, h*t), make([]float32, h*t)
+		for hi, pr := range g.Probes {
+			kernel.SoftmaxRows(g.probeP[hi*t*n:(hi+1)*t*n], pr.S, t, n, g.probeM[hi*t:(hi+1)*t], g.probeZ[hi*t:(hi+1)*t])
+		}
+	})
+	return g.probeP, g.probeM, g.probeZ
 }
 
 // Probes are the held-out probe queries of one query head with their exact

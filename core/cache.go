@@ -61,9 +61,11 @@ type Cache struct {
 
 // exactShare is, per calibration row i of a group, the sum over the exact
 // prefix tokens of A[i,j] (z) and of A[i,j] V[j,:] (y, rows x D), in
-// float64.
+// float64; pz and py are the same for the probe rows (all heads' T rows
+// stacked) over their softmax on the prefix (Group.probeSoftmax).
 type exactShare struct {
-	z, y []float64
+	z, y   []float64
+	pz, py []float64
 }
 
 // Ratio is the memory used over the memory of the full prefix cache.

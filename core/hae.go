@@ -181,6 +181,11 @@ type orderSums struct {
 	totZ, totY []float64
 	nonZ, nonY []float64   // the non-candidates' share (sinks, recent window)
 	z, y       [][]float64 // per chunk boundary built so far: rows, rows x D
+	// The same non-candidate and prefix sums for the probe rows, over their
+	// softmax on the prefix (Group.probeSoftmax); nil for attention-only
+	// groups.
+	pnonZ, pnonY []float64
+	pz, py       [][]float64
 }
 
 // maxSumChunks bounds the chunks of orderSums (their memory is
@@ -219,6 +224,13 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 		g.binMass(z32, y32, out)
 		s.totZ, s.totY = make([]float64, rows), make([]float64, rows*d)
 		s.nonZ, s.nonY = to64(z32), to64(y32)
+		if pp := g.probeRows(); pp > 0 {
+			pa, _, _ := g.probeSoftmax()
+			pz32, py32 := make([]float32, pp), make([]float32, pp*d)
+			kernel.BinMass(pz32, py32, pa, pp, g.N, out, g.V, d)
+			s.pnonZ, s.pnonY = to64(pz32), to64(py32)
+			s.pz, s.py = [][]float64{make([]float64, pp)}, [][]float64{make([]float64, pp*d)}
+		}
 		for i := 0; i < rows; i++ {
 			s.totZ[i] = 1 - float64(z32[i])
 			for c := 0; c < d; c++ {
@@ -243,9 +255,33 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 				y[i] = py[i] + float64(x)
 			}
 			s.z, s.y = append(s.z, z), append(s.y, y)
+			if s.pz != nil {
+				pp := g.probeRows()
+				pa, _, _ := g.probeSoftmax()
+				pz32, py32 := make([]float32, pp), make([]float32, pp*d)
+				kernel.BinMass(pz32, py32, pa, pp, g.N, o.idx[(k-1)*s.chunk:min(k*s.chunk, n)], g.V, d)
+				ppz, ppy := s.pz[k-1], s.py[k-1]
+				z, y := make([]float64, pp), make([]float64, pp*d)
+				for i, x := range pz32 {
+					z[i] = ppz[i] + float64(x)
+				}
+				for i, x := range py32 {
+					y[i] = ppy[i] + float64(x)
+				}
+				s.pz, s.py = append(s.pz, z), append(s.py, y)
+			}
 		}
 	}
 	return s, s.z[b], s.y[b]
+}
+
+// probeRows is the number of probe rows of the group (all heads), 0 for an
+// attention-only group.
+func (g *Group) probeRows() int {
+	if g.AttnOnly || g.T == 0 {
+		return 0
+	}
+	return len(g.Heads) * g.T
 }
 
 // maxSums is how many orders of a group keep their suffix sums: a user
@@ -667,6 +703,22 @@ func (g *Group) binTargets(order *binOrder, from int, withY bool) (z, y []float6
 				ex.y[k] = sums.nonY[k] + a
 			}
 			ex.z[i] = sums.nonZ[i] + (pz[i] + float64(z32[i]))
+		}
+		if sums.pz != nil {
+			// The probe rows' exact share: non-candidates, the prefix
+			// sums at b and the anchors after it.
+			pp := g.probeRows()
+			pa, _, _ := g.probeSoftmax()
+			pz32, py32 := make([]float32, pp), make([]float32, pp*d)
+			kernel.BinMass(pz32, py32, pa, pp, n, head, g.V, d)
+			ex.pz, ex.py = make([]float64, pp), make([]float64, pp*d)
+			bz, by := sums.pz[b], sums.py[b]
+			for i := range ex.pz {
+				ex.pz[i] = sums.pnonZ[i] + (bz[i] + float64(pz32[i]))
+			}
+			for k := range ex.py {
+				ex.py[k] = sums.pnonY[k] + (by[k] + float64(py32[k]))
+			}
 		}
 	} else {
 		for i := 0; i < rows; i++ {

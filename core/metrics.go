@@ -130,11 +130,13 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 		}
 	}
 	if onCPU {
-		part := kernel.NewPartial(g.T, d)
-		part.CopyFrom(p.Suffix)
 		work := make([]float32, max(c.C, 1))
-		g.attend(part, c, p.S, p.Q, work)
-		part.Output(out)
+		if !g.probesFromShare(out, c, hi) {
+			part := kernel.NewPartial(g.T, d)
+			part.CopyFrom(p.Suffix)
+			g.attend(part, c, p.S, p.Q, work)
+			part.Output(out)
+		}
 		// Calibration rows of this head: non-causal over the prefix, no
 		// suffix.
 		if !g.calibFromShare(calOut, c, hi) {
@@ -206,6 +208,68 @@ func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
 		}
 		for e := 0; e < d; e++ {
 			res[i*d+e] = (float64(rs*ex.y[gi*d+e]) + float64(sv[i*d+e])) / den
+		}
+	}
+	for i, x := range res {
+		out[i] = float32(x)
+	}
+	return true
+}
+
+// probesFromShare sets the probe outputs of head hi over cache c (T x D)
+// from the exact tokens' share of the probes' prefix softmax that HAE-OLS
+// keeps with its cache, like calibFromShare, plus each probe's exact suffix
+// (its online-softmax partial): for probe i, with a common shift m,
+//
+//	o = (z e^(pm-m) Σ_exact P V + Σ_k w_k Vhat_k + e^(sm-m) acc)
+//	  / (z e^(pm-m) Σ_exact P   + Σ_k w_k        + e^(sm-m) sum),
+//
+// P = exp(S - pm) / z the probe's softmax over the prefix, w_k = exp(scale
+// q.k_k + b_k - m), (sm, sum, acc) the suffix partial. It reports false
+// when c has no such share; the caller then attends.
+func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
+	ex := c.exactShare
+	if ex == nil || ex.pz == nil || c.All || c.C == 0 {
+		return false
+	}
+	t, d, nc := g.T, g.D, c.C
+	pr := g.Probes[hi]
+	_, pm, pz := g.probeSoftmax()
+	syn := make([]float32, t*nc)
+	kernel.Logits(syn, pr.Q, t, c.Keys, nc, d, g.Scale)
+	shift := make([]float32, t)
+	for i := 0; i < t; i++ {
+		row := syn[i*nc : i*nc+nc]
+		m := max(pm[hi*t+i], pr.Suffix.Max[i])
+		for k := range row {
+			if c.Bias != nil {
+				row[k] += c.Bias[k]
+			}
+			m = max(m, row[k])
+		}
+		for k, x := range row {
+			row[k] = kernel.Exp32(x - m)
+		}
+		shift[i] = m
+	}
+	sv := make([]float32, t*d) // sum_k w_k Vhat_k, as attention sums it
+	kernel.MatMul(sv, syn, t, nc, c.Values, d)
+	res := make([]float64, t*d)
+	for i := 0; i < t; i++ {
+		gi := hi*t + i
+		m := shift[i]
+		fe := float64(pz[gi]) * float64(kernel.Exp32(pm[gi]-m))
+		fs := float64(kernel.Exp32(pr.Suffix.Max[i] - m))
+		den := float64(fe*ex.pz[gi]) + float64(fs*float64(pr.Suffix.Sum[i]))
+		for _, x := range syn[i*nc : i*nc+nc] {
+			den += float64(x)
+		}
+		if !(den > 0) || math.IsInf(den, 0) {
+			return false
+		}
+		for e := 0; e < d; e++ {
+			num := float64(fe*ex.py[gi*d+e]) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
+			res[i*d+e] = num / den
 		}
 	}
 	for i, x := range res {

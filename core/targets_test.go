@@ -70,12 +70,14 @@ func TestBinTargets(t *testing.T) {
 	}
 }
 
-// TestCalibFromShare checks err_cal from the exact tokens' share (what
-// Evaluate uses for HAE-OLS caches) against attention over the cache, for
-// every OLS method, several ratios and every query head of a GQA group.
-// Tolerance: 1e-5 + 1e-4 err_cal (both are float32-accurate outputs of the
-// same softmax, summed in different orders).
-func TestCalibFromShare(t *testing.T) {
+// TestEvaluateFromShare checks the metrics Evaluate gets from the exact
+// tokens' share (what it uses for HAE-OLS caches: calibration and probe
+// outputs without work per exact token) against attention over the cache,
+// for the OLS methods, several ratios and every query head of a GQA group.
+// Tolerance on every error (each probe's, err_cal) and on cos: 1e-5 + 1e-4
+// of the value (both are float32-accurate outputs of the same softmax,
+// summed in different orders).
+func TestEvaluateFromShare(t *testing.T) {
 	s := testSample(5, 1, 4, 1, 560, 32)
 	s.Meta.Prefix = 512
 	m, err := NewModel(s, Options{Calib: 64})
@@ -87,6 +89,11 @@ func TestCalibFromShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	used, worst := 0, 0.0
+	check := func(what string, a, b float64) bool {
+		d := math.Abs(a - b)
+		worst = max(worst, d)
+		return d <= 1e-5+1e-4*math.Abs(b)
+	}
 	for _, method := range []string{"hae-ols", "hae-nosvd"} {
 		for _, rho := range []float64{0.08, 0.15, 0.3, 0.5, 0.8} {
 			p := DefaultParams(rho)
@@ -105,18 +112,19 @@ func TestCalibFromShare(t *testing.T) {
 			plain.exactShare = nil
 			for hi := range g.Heads {
 				a, b := g.Evaluate(c, hi), g.Evaluate(&plain, hi)
-				d := math.Abs(a.ErrCal - b.ErrCal)
-				worst = max(worst, d)
-				if !(d <= 1e-5+1e-4*b.ErrCal) {
-					t.Errorf("%s at %g head %d: err_cal %g from the exact share, %g attending", method, rho, hi, a.ErrCal, b.ErrCal)
+				if !check("err_cal", a.ErrCal, b.ErrCal) || !check("cos", a.Cos, b.Cos) {
+					t.Errorf("%s at %g head %d: err_cal %g, cos %g from the exact share; %g, %g attending", method, rho, hi, a.ErrCal, a.Cos, b.ErrCal, b.Cos)
 				}
-				if a.Err != b.Err {
-					t.Errorf("%s at %g head %d: err %g and %g, want the same (probes always attend)", method, rho, hi, a.Err, b.Err)
+				for i := range a.Profile {
+					if !check("probe", a.Profile[i], b.Profile[i]) {
+						t.Errorf("%s at %g head %d probe %d: error %g from the exact share, %g attending", method, rho, hi, i, a.Profile[i], b.Profile[i])
+						break
+					}
 				}
 			}
 		}
 	}
-	t.Logf("%d caches, largest err_cal difference %.3g", used, worst)
+	t.Logf("%d caches, largest difference %.3g", used, worst)
 	if used < 6 {
 		t.Fatalf("only %d caches carried the exact share", used)
 	}
