@@ -104,6 +104,14 @@ func TestAppLoadsDefault(t *testing.T) {
 			t.Errorf("the app made a request beyond its own files: %s", l)
 		}
 	}
+	// The page and its Web Worker run the same app.wasm: the worker's copy
+	// comes from the HTTP cache (no second request, or a revalidation
+	// answered 304 Not Modified), so it is downloaded once.
+	st := site.Statuses("/app.wasm")
+	t.Logf("app.wasm requests: %v", st)
+	if len(st) == 0 || st[0] != 200 || len(st) > 2 || len(st) == 2 && st[1] != 304 {
+		t.Errorf("app.wasm answered %v, want 200 once (and at most one 304 revalidation for the worker)", st)
+	}
 }
 
 func TestAppRatioChangesGrid(t *testing.T) {

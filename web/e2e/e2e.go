@@ -95,11 +95,39 @@ func (o overlay) Open(name string) (fs.File, error) {
 // Site is web/dist served on 127.0.0.1, with the pages of testdata/ at its
 // root too (they use the site's worker.js and wasm files by relative path).
 type Site struct {
-	URL string // base URL, ending in "/"
-	mu  sync.Mutex
-	log []string // paths requested, in order
-	enc map[string]string
-	ce  map[string]string
+	URL    string // base URL, ending in "/"
+	mu     sync.Mutex
+	log    []string // paths requested, in order
+	enc    map[string]string
+	ce     map[string]string
+	status map[string][]int // HTTP status of each request of a path, in order
+}
+
+// Statuses returns the HTTP status of every request of a path, in order.
+func (s *Site) Statuses(path string) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.status[path]...)
+}
+
+// statusWriter records the status an http.ResponseWriter sends.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // ContentEncoding returns the Content-Encoding the site answered a path
@@ -132,16 +160,18 @@ func StartSite(t testing.TB) *Site {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	site := &Site{URL: serve.URL(ln.Addr()), enc: map[string]string{}, ce: map[string]string{}}
+	site := &Site{URL: serve.URL(ln.Addr()), enc: map[string]string{}, ce: map[string]string{}, status: map[string][]int{}}
 	h := serve.Handler(overlay{os.DirFS(filepath.Join(RepoRoot(), "web", "e2e", "testdata")), os.DirFS(DistDir())})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		site.mu.Lock()
 		site.log = append(site.log, r.URL.Path)
 		site.enc[r.URL.Path] = r.Header.Get("Accept-Encoding")
 		site.mu.Unlock()
-		h.ServeHTTP(w, r)
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
 		site.mu.Lock()
 		site.ce[r.URL.Path] = w.Header().Get("Content-Encoding")
+		site.status[r.URL.Path] = append(site.status[r.URL.Path], sw.code)
 		site.mu.Unlock()
 	})}
 	go srv.Serve(ln)
