@@ -22,8 +22,12 @@ lint:
 	GOOS=js GOARCH=wasm $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
 	CGO_ENABLED=0 $(GO) vet ./core/... ./cmd/...
 
+# The browser tests (web/e2e) run after the others, on their own: they
+# measure the app's latency and main-thread tasks, which other test binaries
+# competing for the same cores would distort.
 test-native:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /web/e2e)
+	$(GO) test -count=1 ./web/e2e/
 
 ## test-nocgo: a CGO_ENABLED=0 build of the CLI has no GPU runner; verify
 ## must say so and check the CPU kernels

@@ -1,14 +1,20 @@
 package solve
 
-// Small dense kernels used by NNLS and the SVD. They are plain Go on
-// purpose: every product is rounded explicitly (float64(x*y)) so that no
-// platform may fuse it into an FMA, which keeps results bit-for-bit
-// identical on amd64 (any GOAMD64 level), arm64 and js/wasm.
+// Small dense kernels used by NNLS and the SVD. Every product is rounded
+// explicitly (float64(x*y)) so that no platform may fuse it into an FMA,
+// which keeps results bit-for-bit identical on amd64 (any GOAMD64 level),
+// arm64 and js/wasm. On amd64, axpy, axpy4 and ger4 run their even part in
+// SSE2 (kernel_amd64.s): two lanes, the same multiplies and adds, the same
+// bits.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {
 	x = x[:len(dst)]
 	i := 0
+	if useAsm && len(dst) >= 2 {
+		i = len(dst) &^ 1
+		axpySSE(&dst[0], i, alpha, &x[0])
+	}
 	for ; i+4 <= len(dst); i += 4 {
 		d := dst[i : i+4 : i+4]
 		s := x[i : i+4 : i+4]
@@ -35,7 +41,13 @@ func scaleCopy(dst []float64, alpha float64, x []float64) {
 func axpy4(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	n := len(dst)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
-	for i := range dst {
+	i0 := 0
+	if useAsm && n >= 2 {
+		i0 = n &^ 1
+		a := [4]float64{a0, a1, a2, a3}
+		axpy4SSE(&dst[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
+	}
+	for i := i0; i < n; i++ {
 		d := dst[i]
 		d += float64(a0 * x0[i])
 		d += float64(a1 * x1[i])
@@ -49,7 +61,14 @@ func axpy4(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	n := len(s)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
-	for i, v := range s {
+	i0 := 0
+	if useAsm && n >= 2 {
+		i0 = n &^ 1
+		a := [4]float64{a0, a1, a2, a3}
+		ger4SSE(&s[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
+	}
+	for i := i0; i < n; i++ {
+		v := s[i]
 		x0[i] += float64(a0 * v)
 		x1[i] += float64(a1 * v)
 		x2[i] += float64(a2 * v)

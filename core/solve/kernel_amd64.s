@@ -1,0 +1,117 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Two float64 lanes per instruction (SSE2, every amd64 CPU): MULPD then
+// ADDPD, each rounded, exactly like the Go loops of kernel.go.
+
+// func axpySSE(dst *float64, n int, alpha float64, x *float64)
+TEXT ·axpySSE(SB), NOSPLIT, $0-32
+	MOVQ   dst+0(FP), DI
+	MOVQ   n+8(FP), CX
+	MOVSD  alpha+16(FP), X8
+	UNPCKLPD X8, X8
+	MOVQ   x+24(FP), R8
+	XORQ   SI, SI
+	SHRQ   $1, CX
+	JZ     axpydone
+axpyloop:
+	MOVUPD (R8)(SI*8), X1
+	MULPD  X8, X1
+	MOVUPD (DI)(SI*8), X0
+	ADDPD  X1, X0
+	MOVUPD X0, (DI)(SI*8)
+	ADDQ   $2, SI
+	DECQ   CX
+	JNZ    axpyloop
+axpydone:
+	RET
+
+// func axpy4SSE(dst *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
+TEXT ·axpy4SSE(SB), NOSPLIT, $0-56
+	MOVQ   dst+0(FP), DI
+	MOVQ   n+8(FP), CX
+	MOVQ   a+16(FP), AX
+	MOVQ   x0+24(FP), R8
+	MOVQ   x1+32(FP), R9
+	MOVQ   x2+40(FP), R10
+	MOVQ   x3+48(FP), R11
+	MOVSD  0(AX), X8
+	UNPCKLPD X8, X8
+	MOVSD  8(AX), X9
+	UNPCKLPD X9, X9
+	MOVSD  16(AX), X10
+	UNPCKLPD X10, X10
+	MOVSD  24(AX), X11
+	UNPCKLPD X11, X11
+	XORQ   SI, SI
+	SHRQ   $1, CX
+	JZ     a4done
+a4loop:
+	MOVUPD (DI)(SI*8), X0
+	MOVUPD (R8)(SI*8), X1
+	MULPD  X8, X1
+	ADDPD  X1, X0
+	MOVUPD (R9)(SI*8), X2
+	MULPD  X9, X2
+	ADDPD  X2, X0
+	MOVUPD (R10)(SI*8), X3
+	MULPD  X10, X3
+	ADDPD  X3, X0
+	MOVUPD (R11)(SI*8), X4
+	MULPD  X11, X4
+	ADDPD  X4, X0
+	MOVUPD X0, (DI)(SI*8)
+	ADDQ   $2, SI
+	DECQ   CX
+	JNZ    a4loop
+a4done:
+	RET
+
+// func ger4SSE(s *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
+TEXT ·ger4SSE(SB), NOSPLIT, $0-56
+	MOVQ   s+0(FP), DI
+	MOVQ   n+8(FP), CX
+	MOVQ   a+16(FP), AX
+	MOVQ   x0+24(FP), R8
+	MOVQ   x1+32(FP), R9
+	MOVQ   x2+40(FP), R10
+	MOVQ   x3+48(FP), R11
+	MOVSD  0(AX), X8
+	UNPCKLPD X8, X8
+	MOVSD  8(AX), X9
+	UNPCKLPD X9, X9
+	MOVSD  16(AX), X10
+	UNPCKLPD X10, X10
+	MOVSD  24(AX), X11
+	UNPCKLPD X11, X11
+	XORQ   SI, SI
+	SHRQ   $1, CX
+	JZ     g4done
+g4loop:
+	MOVUPD (DI)(SI*8), X0
+	MOVAPD X0, X1
+	MULPD  X8, X1
+	MOVUPD (R8)(SI*8), X5
+	ADDPD  X1, X5
+	MOVUPD X5, (R8)(SI*8)
+	MOVAPD X0, X2
+	MULPD  X9, X2
+	MOVUPD (R9)(SI*8), X6
+	ADDPD  X2, X6
+	MOVUPD X6, (R9)(SI*8)
+	MOVAPD X0, X3
+	MULPD  X10, X3
+	MOVUPD (R10)(SI*8), X7
+	ADDPD  X3, X7
+	MOVUPD X7, (R10)(SI*8)
+	MOVAPD X0, X4
+	MULPD  X11, X4
+	MOVUPD (R11)(SI*8), X12
+	ADDPD  X4, X12
+	MOVUPD X12, (R11)(SI*8)
+	ADDQ   $2, SI
+	DECQ   CX
+	JNZ    g4loop
+g4done:
+	RET
