@@ -9,6 +9,7 @@ package main
 
 import (
 	"log"
+	"runtime/debug"
 
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/domrender"
@@ -23,6 +24,9 @@ func main() {
 		worker.Run() // in web/worker.js's Web Worker
 		return
 	}
+	// The page's heap is small (the core runs in the worker): collect
+	// less often, so that a collection rarely lands in a render.
+	debug.SetGCPercent(400)
 	renderer, err := domrender.New("#app-mount")
 	if err != nil {
 		log.Fatalf("app: mounting on #app-mount: %v", err)
