@@ -55,27 +55,46 @@ type Data struct {
 // little-endian int32, optional) and returns the decoded Data. Errors name
 // the offending field or buffer.
 func Decode(m proto.Maps, orig, comp, classes, segments []byte) (*Data, error) {
-	if m.Rows <= 0 || m.Cols <= 0 {
-		return nil, fmt.Errorf("heatmap: maps message: rows %d, cols %d: want both > 0", m.Rows, m.Cols)
-	}
-	if m.Calib < 0 || m.Calib > m.Rows {
-		return nil, fmt.Errorf("heatmap: maps message: calib %d outside [0, rows %d]", m.Calib, m.Rows)
-	}
-	if _, err := PanelsFor(m.Panel); err != nil {
+	if err := checkShape(m); err != nil {
 		return nil, err
 	}
 	n := m.Rows * m.Cols
-	d := &Data{Maps: m}
-	var err error
-	if d.Orig, err = floats("orig", orig, n); err != nil {
+	o, err := floats("orig", orig, n)
+	if err != nil {
 		return nil, err
 	}
-	if d.Comp, err = floats("comp", comp, n); err != nil {
+	c, err := floats("comp", comp, n)
+	if err != nil {
 		return nil, err
 	}
-	d.Diff = make([]float32, n)
-	for i := range d.Diff {
-		d.Diff[i] = float32(math.Abs(float64(d.Comp[i] - d.Orig[i])))
+	return NewData(m, o, c, nil, classes, segments)
+}
+
+// NewData is Decode for maps already in float32: it checks m and the
+// buffers, takes orig and comp (Rows x Cols each) as they are, and computes
+// Diff into diff when it has room (else into a new slice), so that a
+// caller decoding a stream of messages can reuse its buffers.
+func NewData(m proto.Maps, orig, comp, diff []float32, classes, segments []byte) (*Data, error) {
+	if err := checkShape(m); err != nil {
+		return nil, err
+	}
+	n := m.Rows * m.Cols
+	for _, b := range []struct {
+		name string
+		f    []float32
+	}{{"orig", orig}, {"comp", comp}} {
+		if len(b.f) != n {
+			return nil, fmt.Errorf("heatmap: buffer %q: %d values, want rows x cols = %d", b.name, len(b.f), n)
+		}
+	}
+	d := &Data{Maps: m, Orig: orig, Comp: comp}
+	if cap(diff) < n {
+		diff = make([]float32, n)
+	}
+	d.Diff = diff[:n]
+	for i, x := range comp {
+		// |comp - orig| by clearing the sign bit.
+		d.Diff[i] = math.Float32frombits(math.Float32bits(x-orig[i]) &^ (1 << 31))
 	}
 	if len(classes) > 0 {
 		if len(classes) != m.Cols {
@@ -107,6 +126,27 @@ func Decode(m proto.Maps, orig, comp, classes, segments []byte) (*Data, error) {
 	}
 	return d, nil
 }
+
+// checkShape checks the shape fields and the panel of a maps message.
+func checkShape(m proto.Maps) error {
+	if m.Rows <= 0 || m.Cols <= 0 {
+		return fmt.Errorf("heatmap: maps message: rows %d, cols %d: want both > 0", m.Rows, m.Cols)
+	}
+	if m.Calib < 0 || m.Calib > m.Rows {
+		return fmt.Errorf("heatmap: maps message: calib %d outside [0, rows %d]", m.Calib, m.Rows)
+	}
+	if m.Rows > maxCells/m.Cols {
+		return fmt.Errorf("heatmap: maps message: rows %d x cols %d: more than %d cells", m.Rows, m.Cols, maxCells)
+	}
+	if _, err := PanelsFor(m.Panel); err != nil {
+		return err
+	}
+	return nil
+}
+
+// maxCells bounds a map (rows x cols), so that a lying message cannot ask
+// for absurd allocations: 64M cells, far beyond any head the app shows.
+const maxCells = 1 << 26
 
 func floats(name string, b []byte, n int) ([]float32, error) {
 	if len(b) != 4*n {

@@ -752,3 +752,39 @@ func TestColorsIndexByPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDataReusesDiff checks NewData: Diff is |comp - orig| written into
+// the buffer given when it has room, wrong lengths and shapes are errors.
+func TestNewDataReusesDiff(t *testing.T) {
+	m := proto.Maps{Rows: 2, Cols: 3, Calib: 1, Panel: "all"}
+	orig := []float32{0.1, 0.2, 0.7, 0.5, 0.25, 0.25}
+	comp := []float32{0.3, 0.1, 0.6, 0.5, float32(math.NaN()), 0}
+	diff := make([]float32, 8)
+	d, err := NewData(m, orig, comp, diff, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &d.Diff[0] != &diff[0] {
+		t.Errorf("Diff was not written into the buffer given")
+	}
+	for i := range orig {
+		want := float32(math.Abs(float64(comp[i] - orig[i])))
+		if got := d.Diff[i]; got != want && !(got != got && want != want) {
+			t.Errorf("Diff[%d] = %v, want %v", i, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		m          proto.Maps
+		orig, comp []float32
+		want       string
+	}{
+		{"short comp", m, orig, comp[:5], `buffer "comp": 5 values`},
+		{"zero rows", proto.Maps{Rows: 0, Cols: 3, Panel: "all"}, nil, nil, "rows 0"},
+		{"absurd", proto.Maps{Rows: 1 << 20, Cols: 1 << 20, Panel: "all"}, nil, nil, "more than"},
+	} {
+		if _, err := NewData(tc.m, tc.orig, tc.comp, nil, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

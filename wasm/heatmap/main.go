@@ -33,6 +33,7 @@ import (
 	"math"
 	"sync"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/hajimehoshi/ebiten/v2"
 	"github.com/hajimehoshi/ebiten/v2/inpututil"
@@ -316,6 +317,38 @@ func listen(in *inbox) {
 	}
 }
 
+// ring holds the float buffers of the last few messages: decoding reuses
+// the oldest instead of allocating three maps per message (the collector's
+// pauses share the page's main thread). Three: the map on screen, one
+// waiting in the inbox, and the one being decoded.
+type ring struct {
+	next int
+	bufs [3]struct{ orig, comp, diff []float32 }
+}
+
+var maps ring
+
+// floatsFrom copies the Uint8Array view of b (an ArrayBuffer of
+// little-endian float32, wasm's own byte order) straight into dst's memory,
+// grown to n values; it fails unless b holds exactly n values.
+func floatsFrom(name string, b js.Value, dst []float32, n int) ([]float32, error) {
+	if b.Type() != js.TypeObject {
+		return nil, fmt.Errorf("heatmap: buffer %q missing", name)
+	}
+	u := js.Global().Get("Uint8Array").New(b)
+	if got := u.Get("length").Int(); got != 4*n {
+		return nil, fmt.Errorf("heatmap: buffer %q: %d bytes, want 4 x rows x cols = %d", name, got, 4*n)
+	}
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	if n > 0 {
+		js.CopyBytesToGo(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*n), u)
+	}
+	return dst, nil
+}
+
 // decode reads {json, buffers} into Data; other messages give nil, nil.
 func decode(v js.Value) (*heatmap.Data, error) {
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
@@ -326,11 +359,14 @@ func decode(v js.Value) (*heatmap.Data, error) {
 		return nil, fmt.Errorf("maps message: %w", err)
 	}
 	bufs := v.Get("buffers")
-	get := func(name string) []byte {
+	get := func(name string) js.Value {
 		if bufs.Type() != js.TypeObject {
-			return nil
+			return js.Undefined()
 		}
-		b := bufs.Get(name)
+		return bufs.Get(name)
+	}
+	bytesOf := func(name string) []byte {
+		b := get(name)
 		if b.Type() != js.TypeObject {
 			return nil
 		}
@@ -339,7 +375,26 @@ func decode(v js.Value) (*heatmap.Data, error) {
 		js.CopyBytesToGo(out, u)
 		return out
 	}
-	return heatmap.Decode(m, get("orig"), get("comp"), get("classes"), get("segments"))
+	if m.Rows <= 0 || m.Cols <= 0 || m.Rows > (1<<26)/m.Cols {
+		// NewData says what is wrong before anything is allocated.
+		return heatmap.NewData(m, nil, nil, nil, nil, nil)
+	}
+	n := m.Rows * m.Cols
+	slot := &maps.bufs[maps.next]
+	var err error
+	if slot.orig, err = floatsFrom("orig", get("orig"), slot.orig, n); err != nil {
+		return nil, err
+	}
+	if slot.comp, err = floatsFrom("comp", get("comp"), slot.comp, n); err != nil {
+		return nil, err
+	}
+	d, err := heatmap.NewData(m, slot.orig, slot.comp, slot.diff, bytesOf("classes"), bytesOf("segments"))
+	if err != nil {
+		return nil, err
+	}
+	slot.diff = d.Diff
+	maps.next = (maps.next + 1) % len(maps.bufs)
+	return d, nil
 }
 
 func main() {
