@@ -406,6 +406,10 @@ func main() {
 	g.panels, _ = heatmap.PanelsFor("all")
 	listen(g.in)
 	ebiten.SetScreenClearedEveryFrame(false)
+	// One Update per frame, right before Draw: new maps are taken and drawn
+	// in the first frame after they arrive (with a fixed tick rate a frame
+	// can come without an Update, and the maps wait for the next one).
+	ebiten.SetTPS(ebiten.SyncWithFPS)
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetWindowTitle("haeols heatmap")
 	post(map[string]any{"type": "heatmap-ready"})
