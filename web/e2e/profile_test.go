@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/chromedp"
+)
+
+// TestProfileScrub records Chromium's CPU profile of the page's main thread
+// (the app and the heatmap iframe) while the ratio slider is scrubbed as in
+// TestAppScrubLatency, and writes it where HAEOLS_PAGE_PROFILE says (a
+// .cpuprofile file DevTools opens; build the site with
+// `make web WASMFLAGS=-trimpath` for Go function names). It is a tool for
+// finding what occupies the main thread, skipped unless asked for.
+func TestProfileScrub(t *testing.T) {
+	out := os.Getenv("HAEOLS_PAGE_PROFILE")
+	if out == "" {
+		t.Skip("set HAEOLS_PAGE_PROFILE=file.cpuprofile to record a profile")
+	}
+	_, b := openApp(t, "")
+	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+	if _, err := chromedp.Call(b.Ctx, profiler.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.Ctx, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 200}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.Ctx, profiler.Start, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	MustEval[bool](b, `new Promise(done => {
+		const s = document.getElementById("ratio");
+		let r = 30;
+		const step = () => { r--; s.value = (r / 100).toFixed(2); s.dispatchEvent(new Event("input", {bubbles: true})); if (r > 10) setTimeout(step, 50); else done(true); };
+		step();
+	})`)
+	time.Sleep(500 * time.Millisecond)
+	res, err := chromedp.Call(b.Ctx, profiler.Stop, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(res.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("profile of the scrub written to %s", out)
+}
