@@ -59,13 +59,17 @@ type Cache struct {
 	exactShare *exactShare
 }
 
-// exactShare is, per calibration row i of a group, the sum over the exact
-// prefix tokens of A[i,j] (z) and of A[i,j] V[j,:] (y, rows x D), in
-// float64; pz and py are the same for the probe rows (all heads' T rows
-// stacked) over their softmax on the prefix (Group.probeSoftmax).
+// exactShare is the exact prefix tokens' share of a group's calibration
+// attention (A) and of its probe rows' softmax on the prefix (all heads' T
+// rows stacked; nil for attention-only groups).
 type exactShare struct {
-	z, y   []float64
-	pz, py []float64
+	cal, probe *exactRows
+}
+
+// exactRows is, per attention row i, the sum over the exact prefix tokens
+// of P[i,j] (z) and of P[i,j] V[j,:] (y, rows x D), in float64.
+type exactRows struct {
+	z, y []float64
 }
 
 // Ratio is the memory used over the memory of the full prefix cache.

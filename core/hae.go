@@ -179,13 +179,49 @@ type binOrder struct {
 type orderSums struct {
 	chunk      int
 	totZ, totY []float64
-	nonZ, nonY []float64   // the non-candidates' share (sinks, recent window)
-	z, y       [][]float64 // per chunk boundary built so far: rows, rows x D
-	// The same non-candidate and prefix sums for the probe rows, over their
-	// softmax on the prefix (Group.probeSoftmax); nil for attention-only
-	// groups.
-	pnonZ, pnonY []float64
-	pz, py       [][]float64
+	cal        rowSums  // the calibration rows, over A
+	probe      *rowSums // the probe rows, over their softmax on the prefix (Group.probeSoftmax); nil for attention-only groups
+}
+
+// rowSums are the sums of one set of attention rows along an order: the
+// non-candidates' share (sinks, recent window) and, per chunk boundary
+// built so far, the prefix sums (rows, rows x D).
+type rowSums struct {
+	nonZ, nonY []float64
+	z, y       [][]float64
+}
+
+// newRowSums starts the sums from the non-candidates' kernel.BinMass sums.
+func newRowSums(z32, y32 []float32) rowSums {
+	return rowSums{nonZ: to64(z32), nonY: to64(y32), z: [][]float64{make([]float64, len(z32))}, y: [][]float64{make([]float64, len(y32))}}
+}
+
+// add appends the next boundary: the last one plus one chunk's sums.
+func (r *rowSums) add(z32, y32 []float32) {
+	pz, py := r.z[len(r.z)-1], r.y[len(r.y)-1]
+	z, y := make([]float64, len(z32)), make([]float64, len(y32))
+	for i, x := range z32 {
+		z[i] = pz[i] + float64(x)
+	}
+	for i, x := range y32 {
+		y[i] = py[i] + float64(x)
+	}
+	r.z, r.y = append(r.z, z), append(r.y, y)
+}
+
+// exact returns the exact tokens' share for a plan whose anchors end at
+// the boundary b plus the chunk sums (z32, y32) of the anchors after it:
+// the non-candidates' share, the prefix sums at b and those.
+func (r *rowSums) exact(b int, z32, y32 []float32) *exactRows {
+	e := &exactRows{z: make([]float64, len(z32)), y: make([]float64, len(y32))}
+	bz, by := r.z[b], r.y[b]
+	for i, x := range z32 {
+		e.z[i] = r.nonZ[i] + (bz[i] + float64(x))
+	}
+	for k, x := range y32 {
+		e.y[k] = r.nonY[k] + (by[k] + float64(x))
+	}
+	return e
 }
 
 // maxSumChunks bounds the chunks of orderSums (their memory is
@@ -223,56 +259,44 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 		z32, y32 := make([]float32, rows), make([]float32, rows*d)
 		g.binMass(z32, y32, out)
 		s.totZ, s.totY = make([]float64, rows), make([]float64, rows*d)
-		s.nonZ, s.nonY = to64(z32), to64(y32)
-		if pp := g.probeRows(); pp > 0 {
-			pa, _, _ := g.probeSoftmax()
-			pz32, py32 := make([]float32, pp), make([]float32, pp*d)
-			kernel.BinMass(pz32, py32, pa, pp, g.N, out, g.V, d)
-			s.pnonZ, s.pnonY = to64(pz32), to64(py32)
-			s.pz, s.py = [][]float64{make([]float64, pp)}, [][]float64{make([]float64, pp*d)}
-		}
 		for i := 0; i < rows; i++ {
 			s.totZ[i] = 1 - float64(z32[i])
 			for c := 0; c < d; c++ {
 				s.totY[i*d+c] = float64(g.Oc[i*d+c]) - float64(y32[i*d+c])
 			}
 		}
-		s.z, s.y = [][]float64{make([]float64, rows)}, [][]float64{make([]float64, rows*d)}
+		s.cal = newRowSums(z32, y32)
+		if pp := g.probeRows(); pp > 0 {
+			pz32, py32 := g.probeMass(out)
+			p := newRowSums(pz32, py32)
+			s.probe = &p
+		}
 		o.sums = s
 		g.keepSums(o)
 	}
 	b = min(b, (n+s.chunk-1)/s.chunk)
-	if len(s.z) <= b {
+	if len(s.cal.z) <= b {
 		z32, y32 := make([]float32, rows), make([]float32, rows*d)
-		for k := len(s.z); k <= b; k++ {
-			g.binMass(z32, y32, o.idx[(k-1)*s.chunk:min(k*s.chunk, n)])
-			pz, py := s.z[k-1], s.y[k-1]
-			z, y := make([]float64, rows), make([]float64, rows*d)
-			for i, x := range z32 {
-				z[i] = pz[i] + float64(x)
-			}
-			for i, x := range y32 {
-				y[i] = py[i] + float64(x)
-			}
-			s.z, s.y = append(s.z, z), append(s.y, y)
-			if s.pz != nil {
-				pp := g.probeRows()
-				pa, _, _ := g.probeSoftmax()
-				pz32, py32 := make([]float32, pp), make([]float32, pp*d)
-				kernel.BinMass(pz32, py32, pa, pp, g.N, o.idx[(k-1)*s.chunk:min(k*s.chunk, n)], g.V, d)
-				ppz, ppy := s.pz[k-1], s.py[k-1]
-				z, y := make([]float64, pp), make([]float64, pp*d)
-				for i, x := range pz32 {
-					z[i] = ppz[i] + float64(x)
-				}
-				for i, x := range py32 {
-					y[i] = ppy[i] + float64(x)
-				}
-				s.pz, s.py = append(s.pz, z), append(s.py, y)
+		for k := len(s.cal.z); k <= b; k++ {
+			chunk := o.idx[(k-1)*s.chunk : min(k*s.chunk, n)]
+			g.binMass(z32, y32, chunk)
+			s.cal.add(z32, y32)
+			if s.probe != nil {
+				s.probe.add(g.probeMass(chunk))
 			}
 		}
 	}
-	return s, s.z[b], s.y[b]
+	return s, s.cal.z[b], s.cal.y[b]
+}
+
+// probeMass is kernel.BinMass of the probe rows' softmax over the keys
+// idx (on the CPU: the probes' share is only used there).
+func (g *Group) probeMass(idx []int32) ([]float32, []float32) {
+	pp, d := g.probeRows(), g.D
+	pa, _, _ := g.probeSoftmax()
+	z32, y32 := make([]float32, pp), make([]float32, pp*d)
+	kernel.BinMass(z32, y32, pa, pp, g.N, idx, g.V, d)
+	return z32, y32
 }
 
 // probeRows is the number of probe rows of the group (all heads), 0 for an
@@ -691,34 +715,19 @@ func (g *Group) binTargets(order *binOrder, from int, withY bool) (z, y []float6
 	z32 := make([]float32, rows)
 	if withY {
 		y = make([]float64, rows*d)
-		ex = &exactShare{z: make([]float64, rows), y: make([]float64, rows*d)}
 		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, head)
 		for i := 0; i < rows; i++ {
 			rs := float64(g.RowSum[i])
 			for c := 0; c < d; c++ {
 				k := i*d + c
-				a := py[k] + float64(y32[k])
-				y[k] = rs * (sums.totY[k] - a)
-				ex.y[k] = sums.nonY[k] + a
+				y[k] = rs * (sums.totY[k] - (py[k] + float64(y32[k])))
 			}
-			ex.z[i] = sums.nonZ[i] + (pz[i] + float64(z32[i]))
 		}
-		if sums.pz != nil {
-			// The probe rows' exact share: non-candidates, the prefix
-			// sums at b and the anchors after it.
-			pp := g.probeRows()
-			pa, _, _ := g.probeSoftmax()
-			pz32, py32 := make([]float32, pp), make([]float32, pp*d)
-			kernel.BinMass(pz32, py32, pa, pp, n, head, g.V, d)
-			ex.pz, ex.py = make([]float64, pp), make([]float64, pp*d)
-			bz, by := sums.pz[b], sums.py[b]
-			for i := range ex.pz {
-				ex.pz[i] = sums.pnonZ[i] + (bz[i] + float64(pz32[i]))
-			}
-			for k := range ex.py {
-				ex.py[k] = sums.pnonY[k] + (by[k] + float64(py32[k]))
-			}
+		ex = &exactShare{cal: sums.cal.exact(b, z32, y32)}
+		if sums.probe != nil {
+			pz32, py32 := g.probeMass(head)
+			ex.probe = sums.probe.exact(b, pz32, py32)
 		}
 	} else {
 		for i := 0; i < rows; i++ {

@@ -14,14 +14,7 @@ import (
 func TestMapsAgainstReference(t *testing.T) {
 	s := testSample(7, 1, 4, 2, 320, 32)
 	s.Meta.Prefix = 256
-	m, err := NewModel(s, Options{Calib: 48})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Group(0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := analyzeT(t, s, 0, 1)
 	const tol = 2e-6
 	for _, method := range []string{"full", "hae-ols", "hae-merge", "topk", "streaming", "quant", "lowrank"} {
 		for _, rho := range []float64{0.2, 0.5} {

@@ -175,10 +175,10 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 // in another order. It reports false (and leaves out alone) when c has no
 // such share or a weight overflows; the caller then attends.
 func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
-	ex := c.exactShare
-	if ex == nil || c.All || c.C == 0 {
+	if c.exactShare == nil || c.All || c.C == 0 {
 		return false
 	}
+	ex := c.exactShare.cal
 	w, d, nc := g.W, g.D, c.C
 	wts := make([]float32, w*nc)
 	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
@@ -228,10 +228,10 @@ func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
 // q.k_k + b_k - m), (sm, sum, acc) the suffix partial. It reports false
 // when c has no such share; the caller then attends.
 func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
-	ex := c.exactShare
-	if ex == nil || ex.pz == nil || c.All || c.C == 0 {
+	if c.exactShare == nil || c.exactShare.probe == nil || c.All || c.C == 0 {
 		return false
 	}
+	ex := c.exactShare.probe
 	t, d, nc := g.T, g.D, c.C
 	pr := g.Probes[hi]
 	_, pm, pz := g.probeSoftmax()
@@ -260,7 +260,7 @@ func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
 		m := shift[i]
 		fe := float64(pz[gi]) * float64(kernel.Exp32(pm[gi]-m))
 		fs := float64(kernel.Exp32(pr.Suffix.Max[i] - m))
-		den := float64(fe*ex.pz[gi]) + float64(fs*float64(pr.Suffix.Sum[i]))
+		den := float64(fe*ex.z[gi]) + float64(fs*float64(pr.Suffix.Sum[i]))
 		for _, x := range syn[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
@@ -268,7 +268,7 @@ func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
 			return false
 		}
 		for e := 0; e < d; e++ {
-			num := float64(fe*ex.py[gi*d+e]) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
+			num := float64(fe*ex.y[gi*d+e]) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
 			res[i*d+e] = num / den
 		}
 	}

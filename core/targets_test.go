@@ -13,14 +13,7 @@ import (
 func TestBinTargets(t *testing.T) {
 	s := testSample(11, 1, 2, 1, 700, 16)
 	s.Meta.Prefix = 640
-	m, err := NewModel(s, Options{Calib: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Group(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := analyzeT(t, s, 0, 0)
 	b, err := NewBudget(g.N, g.D, 0.3, 4, 32)
 	if err != nil {
 		t.Fatal(err)
@@ -50,12 +43,12 @@ func TestBinTargets(t *testing.T) {
 			}
 			rs := float64(g.RowSum[i])
 			// The exact tokens' share is what the bin leaves of the row.
-			if ez := ex.z[i] + zr/rs; math.Abs(ez-1) > 1e-5 {
-				t.Fatalf("from %d row %d: exact share %g + bin share %g = %g, want 1", from, i, ex.z[i], zr/rs, ez)
+			if ez := ex.cal.z[i] + zr/rs; math.Abs(ez-1) > 1e-5 {
+				t.Fatalf("from %d row %d: exact share %g + bin share %g = %g, want 1", from, i, ex.cal.z[i], zr/rs, ez)
 			}
 			for c := 0; c < d; c++ {
-				if ey := ex.y[i*d+c] + yr[c]/rs; math.Abs(ey-float64(g.Oc[i*d+c])) > 1e-5*vmax {
-					t.Fatalf("from %d row %d col %d: exact share of Y %g + bin share %g, want the full output %g", from, i, c, ex.y[i*d+c], yr[c]/rs, g.Oc[i*d+c])
+				if ey := ex.cal.y[i*d+c] + yr[c]/rs; math.Abs(ey-float64(g.Oc[i*d+c])) > 1e-5*vmax {
+					t.Fatalf("from %d row %d col %d: exact share of Y %g + bin share %g, want the full output %g", from, i, c, ex.cal.y[i*d+c], yr[c]/rs, g.Oc[i*d+c])
 				}
 			}
 			if math.Abs(z[i]-zr) > 1e-5*rs || z2[i] != z[i] {
@@ -80,14 +73,7 @@ func TestBinTargets(t *testing.T) {
 func TestEvaluateFromShare(t *testing.T) {
 	s := testSample(5, 1, 4, 1, 560, 32)
 	s.Meta.Prefix = 512
-	m, err := NewModel(s, Options{Calib: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Group(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := analyzeT(t, s, 0, 0)
 	used, worst := 0, 0.0
 	check := func(what string, a, b float64) bool {
 		d := math.Abs(a - b)
