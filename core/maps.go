@@ -94,13 +94,20 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 			}
 		}
 	}
-	approxIndex := make([]int32, n) // synthetic token of an Approx position
+	// The columns a compressed row fills: the exact ones (ascending), and
+	// those shown through a synthetic token (its index, and the share of
+	// its probability the column gets: the salience share for a summarized
+	// token, 1 for an approximate copy).
+	var synCol, synIdx []int32
+	var synShare []float32
 	if c.C > 0 {
 		k := int32(0)
 		for j := 0; j < n; j++ {
-			approxIndex[j] = -1
-			if c.Class[j] == Approx {
-				approxIndex[j] = k
+			switch c.Class[j] {
+			case Summarized:
+				synCol, synIdx, synShare = append(synCol, int32(j)), append(synIdx, c.Segment[j]), append(synShare, share[j])
+			case Approx:
+				synCol, synIdx, synShare = append(synCol, int32(j)), append(synIdx, k), append(synShare, 1)
 				k++
 			}
 		}
@@ -124,10 +131,8 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 			m2 = max(m2, x)
 		}
 		var kept float32
-		for j, x := range o {
-			if c.Class[j].Exact() {
-				kept += x
-			}
+		for _, j := range c.Exact {
+			kept += o[j]
 		}
 		f := z * kernel.Exp32(m-m2)
 		tot := float32(kept * f)
@@ -143,15 +148,11 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 		}
 		inv := 1 / tot
 		fe := f * inv
-		for j, x := range o {
-			switch cl := c.Class[j]; {
-			case cl.Exact():
-				out[j] = x * fe
-			case cl == Summarized:
-				out[j] = sr[c.Segment[j]] * share[j] * inv
-			case cl == Approx:
-				out[j] = sr[approxIndex[j]] * inv
-			}
+		for _, j := range c.Exact {
+			out[j] = o[j] * fe
+		}
+		for q, j := range synCol {
+			out[j] = sr[synIdx[q]] * synShare[q] * inv
 		}
 	}
 	return am
