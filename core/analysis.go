@@ -94,7 +94,7 @@ type Group struct {
 	orderMu      sync.Mutex
 	orders       map[orderKey]*binOrder
 	sumsMu       sync.Mutex
-	withSums     []*binOrder // orders holding suffix sums, oldest first
+	withSums     []*binOrder // orders holding bin-target sums, oldest first
 	probeOnce    sync.Once
 	probeP       []float32 // per head, T x N: probe softmax over the prefix
 	probeM       []float32 // per head and probe: the prefix's max logit

@@ -170,22 +170,24 @@ type binOrder struct {
 	sums *orderSums // nil until first used; dropped by keepSums
 }
 
-// orderSums are the bin-target sums of an order in units of the
-// calibration attention A. totZ[i] and totY[i,:] are the sums over all the
-// candidates: row i's full-cache mass and output (1 and Oc) minus the
-// non-candidates' share. z[b][i] = sum over idx[:b*chunk] of A[i,j] and
-// y[b][i,:] the same weighted by V[j,:], accumulated chunk by chunk in
-// float64 from kernel.BinMass's float32 chunk sums.
+// orderSums are the bin-target sums of an order. totZ[i] and totY[i,:] are
+// the sums over all the candidates in units of the calibration attention A:
+// row i's full-cache mass and output (1 and Oc) minus the non-candidates'
+// share. cal holds the calibration rows' sums over A, probe (nil for an
+// attention-only group) the probe rows' over their softmax on the prefix
+// (Group.probeSoftmax).
 type orderSums struct {
 	chunk      int
 	totZ, totY []float64
-	cal        rowSums  // the calibration rows, over A
-	probe      *rowSums // the probe rows, over their softmax on the prefix (Group.probeSoftmax); nil for attention-only groups
+	cal        rowSums
+	probe      *rowSums
 }
 
-// rowSums are the sums of one set of attention rows along an order: the
-// non-candidates' share (sinks, recent window) and, per chunk boundary
-// built so far, the prefix sums (rows, rows x D).
+// rowSums are the sums of one set of attention rows P along an order: the
+// non-candidates' share (sinks, recent window), and per chunk boundary b
+// built so far z[b][i] = sum over idx[:b*chunk] of P[i,j] and y[b][i,:] the
+// same weighted by V[j,:], accumulated chunk by chunk in float64 from
+// kernel.BinMass's float32 chunk sums.
 type rowSums struct {
 	nonZ, nonY []float64
 	z, y       [][]float64
@@ -266,7 +268,9 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 			}
 		}
 		s.cal = newRowSums(z32, y32)
-		if pp := g.probeRows(); pp > 0 {
+		// The probes' share serves the CPU's metrics only (an accelerator
+		// attends over the cache).
+		if pp := g.probeRows(); pp > 0 && g.acc() == nil {
 			pz32, py32 := g.probeMass(out)
 			p := newRowSums(pz32, py32)
 			s.probe = &p
@@ -308,12 +312,12 @@ func (g *Group) probeRows() int {
 	return len(g.Heads) * g.T
 }
 
-// maxSums is how many orders of a group keep their suffix sums: a user
+// maxSums is how many orders of a group keep their sums: a user
 // dragging the lambda slider builds one per position, and only the
 // latest few are likely to be asked again.
 const maxSums = 4
 
-// keepSums records that o holds suffix sums and drops the sums of the
+// keepSums records that o holds sums and drops the sums of the
 // oldest order past maxSums (a caller still using them keeps its copy).
 func (g *Group) keepSums(o *binOrder) {
 	g.sumsMu.Lock()
