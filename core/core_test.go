@@ -144,7 +144,7 @@ func TestOneSummaryPerBinTokenReproducesCalibration(t *testing.T) {
 	for j := 20; j < 60; j += 2 { // 20 bin tokens, 2*W = 120 calibration rows
 		bin = append(bin, int32(j))
 	}
-	f, err := g.fitSummaries(&binOrder{idx: bin}, 0, bin, len(bin), 1, true, false)
+	f, err := g.fitSummaries(new(scratch), &binOrder{idx: bin}, 0, bin, len(bin), 1, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,8 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 	free := b.Free()
 	order := haeOrder(g, lo, hi, lambda)
 	ordered := order.idx
+	sc := getScratch()
+	defer sc.put()
 
 	c := newCache(h.name, b)
 	keepAlways(c)
@@ -82,7 +84,7 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		return c, nil
 	}
 	anchors := free - b.SlotsFor(int64(ns*(2*d+1)))
-	f1, err := g.planBin(order, anchors, ns, tau, h.ols, int64(free-anchors)*int64(2*d))
+	f1, err := g.planBin(sc, order, anchors, ns, tau, h.ols, int64(free-anchors)*int64(2*d))
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +101,7 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		var next *binPlan
 		for ; extra > 0 && next == nil; extra /= 2 {
 			a2 := a + extra
-			p, err := g.planBin(order, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
+			p, err := g.planBin(sc, order, a2, ns, tau, h.ols, int64(free-a2)*int64(2*d))
 			if err == nil && p.numbers <= int64(free-a2)*int64(2*d) {
 				next = p
 				a = a2
@@ -112,7 +114,7 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 		best = next
 	}
 	if best.fit != nil {
-		if err := g.finish(best.fit); err != nil {
+		if err := g.finish(sc, best.fit); err != nil {
 			return nil, err
 		}
 	}
@@ -271,7 +273,7 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 		// The probes' share serves the CPU's metrics only (an accelerator
 		// attends over the cache).
 		if pp := g.probeRows(); pp > 0 && g.acc() == nil {
-			pz32, py32 := g.probeMass(out)
+			pz32, py32 := g.probeMass(nil, out)
 			p := newRowSums(pz32, py32)
 			s.probe = &p
 		}
@@ -286,7 +288,7 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 			g.binMass(z32, y32, chunk)
 			s.cal.add(z32, y32)
 			if s.probe != nil {
-				s.probe.add(g.probeMass(chunk))
+				s.probe.add(g.probeMass(nil, chunk))
 			}
 		}
 	}
@@ -294,11 +296,17 @@ func (g *Group) prefixSums(o *binOrder, b int) (*orderSums, []float64, []float64
 }
 
 // probeMass is kernel.BinMass of the probe rows' softmax over the keys
-// idx (on the CPU: the probes' share is only used there).
-func (g *Group) probeMass(idx []int32) ([]float32, []float32) {
+// idx (on the CPU: the probes' share is only used there), in memory from
+// sc (nil: newly allocated).
+func (g *Group) probeMass(sc *scratch, idx []int32) ([]float32, []float32) {
 	pp, d := g.probeRows(), g.D
 	pa, _, _ := g.probeSoftmax()
-	z32, y32 := make([]float32, pp), make([]float32, pp*d)
+	var z32, y32 []float32
+	if sc != nil {
+		z32, y32 = sc.f32.take(pp), sc.f32.take(pp*d)
+	} else {
+		z32, y32 = make([]float32, pp), make([]float32, pp*d)
+	}
 	kernel.BinMass(z32, y32, pa, pp, g.N, idx, g.V, d)
 	return z32, y32
 }
@@ -351,7 +359,7 @@ type binPlan struct {
 
 // planBin keeps the first nAnchors of the order exact, fits ns summaries to the
 // rest and compresses them at energy tau within avail numbers.
-func (g *Group) planBin(order *binOrder, nAnchors, ns int, tau float64, ols bool, avail int64) (*binPlan, error) {
+func (g *Group) planBin(sc *scratch, order *binOrder, nAnchors, ns int, tau float64, ols bool, avail int64) (*binPlan, error) {
 	ordered := order.idx
 	nAnchors = max(0, min(nAnchors, len(ordered)))
 	pl := &binPlan{anchors: topK(ordered, nAnchors)}
@@ -360,7 +368,7 @@ func (g *Group) planBin(order *binOrder, nAnchors, ns int, tau float64, ols bool
 	if ns == 0 {
 		return pl, nil
 	}
-	f, err := g.fitSummaries(order, nAnchors, pl.bin, ns, tau, ols, true)
+	f, err := g.fitSummaries(sc, order, nAnchors, pl.bin, ns, tau, ols, true)
 	if err != nil {
 		return nil, err
 	}
@@ -479,8 +487,8 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 // finish, and finish computes the values. A plan that the SVD stage's
 // re-plan replaces never pays for its bin's weighted values nor its
 // pseudoinverse; finishing gives the same bits as an eager fit.
-func (g *Group) fitSummaries(order *binOrder, from int, bin []int32, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
-	f, err := g.fitWeights(order, from, bin, ns, tau, ols)
+func (g *Group) fitSummaries(sc *scratch, order *binOrder, from int, bin []int32, ns int, tau float64, ols, lazy bool) (*summaryFit, error) {
+	f, err := g.fitWeights(sc, order, from, bin, ns, tau, ols)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +498,7 @@ func (g *Group) fitSummaries(order *binOrder, from int, bin []int32, ns int, tau
 		f.rankK, f.rankV = min(f.rankK, f.kept), min(f.kept, f.d)
 		return f, nil
 	}
-	return f, g.finish(f)
+	return f, g.finish(sc, f)
 }
 
 // pendingFit is what a summary fit keeps between its weights and its
@@ -509,19 +517,19 @@ type pendingFit struct {
 // fitWeights is the first part of fitSummaries: segments, centroid keys,
 // the SVD of the keys and the weights beta (NNLS on the bin mass, or the
 // segment sizes), with the summaries to keep. The values are left pending.
-func (g *Group) fitWeights(order *binOrder, from int, bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
+func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
 	d, rows := g.D, g.Rows
 	m := len(bin)
-	f := &summaryFit{d: d, segOf: make([]int, m)}
+	f := &summaryFit{d: d, segOf: sc.ints.take(m)}
 	pf := &pendingFit{order: order, from: from, ns: ns, tau: tau, ols: ols}
 	f.pending = pf
 	// Segments and centroid keys (and, for merging, mean values).
-	khat := make([]float64, ns*d)
+	khat := sc.f64.take(ns * d)
 	var vbar []float64 // merging only
 	if !ols {
-		vbar = make([]float64, ns*d)
+		vbar = sc.f64.take(ns * d)
 	}
-	size := make([]float64, ns)
+	size := sc.f64.take(ns)
 	for t := 0; t < ns; t++ {
 		lo, hi := t*m/ns, (t+1)*m/ns
 		var wsum float64
@@ -535,15 +543,9 @@ func (g *Group) fitWeights(order *binOrder, from int, bin []int32, ns int, tau f
 			if wsum > 0 {
 				w = float64(g.Salience[j]) / wsum
 			}
-			kt := khat[t*d : t*d+d]
-			for c, x := range g.K[j*d : j*d+d] {
-				kt[c] += float64(w * float64(x))
-			}
+			accumulate(khat[t*d:t*d+d], w, g.K[j*d:j*d+d])
 			if vbar != nil {
-				vt := vbar[t*d : t*d+d]
-				for c, x := range g.V[j*d : j*d+d] {
-					vt[c] += float64(w * float64(x))
-				}
+				accumulate(vbar[t*d:t*d+d], w, g.V[j*d:j*d+d])
 			}
 		}
 		size[t] = float64(hi - lo)
@@ -554,18 +556,18 @@ func (g *Group) fitWeights(order *binOrder, from int, bin []int32, ns int, tau f
 		return nil, fmt.Errorf("SVD of summary keys: %w", err)
 	}
 
-	beta := make([]float64, ns)
+	beta := sc.f64.take(ns)
 	pf.beta = beta
 	if ols {
 		// Features F[i,t] = exp(scale q_i . khat_t - mu_i), with the logits
 		// from the float32 kernel on the float32 keys that will be stored:
 		// exactly the logits attention will compute for the summaries.
-		k32 := make([]float32, ns*d)
+		k32 := sc.f32.take(ns * d)
 		to32(k32, khat)
-		feat := g.features(k32, ns)
+		feat := g.features(sc, k32, ns)
 		pf.feat = feat
-		z, _, _ := g.binTargets(order, from, false)
-		if err := solve.NNLS(feat, rows, ns, z, beta); err != nil {
+		z, _, _ := g.binTargets(sc, order, from, false)
+		if err := sc.nnls.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
 		}
 		var rr, zz float64
@@ -585,7 +587,7 @@ func (g *Group) fitWeights(order *binOrder, from int, bin []int32, ns int, tau f
 	}
 
 	// Keep the summaries with beta > 0, renumbered.
-	newIdx := make([]int, ns)
+	newIdx := sc.ints.take(ns)
 	for t := 0; t < ns; t++ {
 		if beta[t] > 0 && isFinite(xmath.Log(beta[t])) {
 			newIdx[t] = f.kept
@@ -602,38 +604,56 @@ func (g *Group) fitWeights(order *binOrder, from int, bin []int32, ns int, tau f
 	return f, nil
 }
 
+// accumulate sets dst[c] += w*x[c] in float64 for c < len(x), four
+// elements per step (each element gets the same one rounded product and
+// sum).
+func accumulate(dst []float64, w float64, x []float32) {
+	dst = dst[:len(x)]
+	c := 0
+	for ; c+4 <= len(x); c += 4 {
+		d, s := dst[c:c+4:c+4], x[c:c+4:c+4]
+		d[0] += float64(w * float64(s[0]))
+		d[1] += float64(w * float64(s[1]))
+		d[2] += float64(w * float64(s[2]))
+		d[3] += float64(w * float64(s[3]))
+	}
+	for ; c < len(x); c++ {
+		dst[c] += float64(w * float64(x[c]))
+	}
+}
+
 // finish computes the pending values of f: the pseudoinverse fit to the
 // bin's weighted values (ols) or the mean values, the kept summaries'
 // keys, values and biases, and the SVD of the values.
-func (g *Group) finish(f *summaryFit) error {
+func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	pf := f.pending
 	if pf == nil {
 		return nil
 	}
 	d, rows, ns := g.D, g.Rows, pf.ns
 	beta := pf.beta
-	vhat := make([]float64, ns*d)
+	vhat := sc.f64.take(ns * d)
 	if pf.ols {
 		feat := pf.feat
 		var y []float64
-		_, y, f.exact = g.binTargets(pf.order, pf.from, true)
+		_, y, f.exact = g.binTargets(sc, pf.order, pf.from, true)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
 		// column only adds a zero row to the minimum-norm solution, and
 		// leaving it out makes the least-squares problem smaller.
-		var live []int
+		live := sc.ints.take(ns)[:0]
 		for t := 0; t < ns; t++ {
 			if beta[t] > 0 {
 				live = append(live, t)
 			}
 		}
 		if nl := len(live); nl > 0 {
-			gm := make([]float64, rows*nl)
+			gm := sc.f64.take(rows * nl)
 			for i := 0; i < rows; i++ {
 				for c, t := range live {
 					gm[i*nl+c] = feat[i*ns+t] * beta[t]
 				}
 			}
-			vl := make([]float64, nl*d)
+			vl := sc.f64.take(nl * d)
 			if _, err := solve.PinvSolve(gm, rows, nl, y, d, PinvCutoff, vl); err != nil {
 				return fmt.Errorf("least squares for summary values: %w", err)
 			}
@@ -646,8 +666,8 @@ func (g *Group) finish(f *summaryFit) error {
 	}
 
 	newIdx := pf.newIdx
-	keys := make([]float64, f.kept*d)
-	vals := make([]float64, f.kept*d)
+	keys := sc.f64.take(f.kept * d)
+	vals := sc.f64.take(f.kept * d)
 	f.bias = make([]float32, f.kept)
 	for t := 0; t < ns; t++ {
 		if k := newIdx[t]; k >= 0 {
@@ -673,16 +693,16 @@ func (g *Group) finish(f *summaryFit) error {
 // to float64 for the solves: kernel.Features on the CPU (the float32
 // logits and exponential attention will compute for the summaries), or
 // g's accelerator (within its tolerance of that).
-func (g *Group) features(k []float32, ns int) []float64 {
+func (g *Group) features(sc *scratch, k []float32, ns int) []float64 {
 	rows, d := g.Rows, g.D
-	f32 := make([]float32, rows*ns)
+	f32 := sc.f32.take(rows * ns)
 	if acc := g.acc(); acc == nil || acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu) != nil {
 		if acc != nil {
 			g.dropAccel()
 		}
 		kernel.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu)
 	}
-	feat := make([]float64, rows*ns)
+	feat := sc.f64.take(rows * ns)
 	for i, x := range f32 {
 		feat[i] = float64(x)
 	}
@@ -710,16 +730,16 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 // same float32 sum in the same order on the CPU). With withY it also
 // returns the exact tokens' share of the calibration attention (the
 // non-candidates' and the anchors').
-func (g *Group) binTargets(order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
+func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
 	rows, n, d := g.Rows, g.N, g.D
 	b := from / sumChunk(len(order.idx))
 	sums, pz, py := g.prefixSums(order, b)
 	head := order.idx[b*sums.chunk : from]
-	z = make([]float64, rows)
-	z32 := make([]float32, rows)
+	z = sc.f64.take(rows)
+	z32 := sc.f32.take(rows)
 	if withY {
-		y = make([]float64, rows*d)
-		y32 := make([]float32, rows*d)
+		y = sc.f64.take(rows * d)
+		y32 := sc.f32.take(rows * d)
 		g.binMass(z32, y32, head)
 		for i := 0; i < rows; i++ {
 			rs := float64(g.RowSum[i])
@@ -730,7 +750,7 @@ func (g *Group) binTargets(order *binOrder, from int, withY bool) (z, y []float6
 		}
 		ex = &exactShare{cal: sums.cal.exact(b, z32, y32)}
 		if sums.probe != nil {
-			pz32, py32 := g.probeMass(head)
+			pz32, py32 := g.probeMass(sc, head)
 			ex.probe = sums.probe.exact(b, pz32, py32)
 		}
 	} else {

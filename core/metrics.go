@@ -64,7 +64,9 @@ func (g *Group) Evaluate(c *Cache, hi int) Metrics {
 		m.Profile = lostMass(p.Attn, g.T, g.N, c)
 		m.ErrCal = mean(lostMass(g.A, g.W, g.N, c))
 	} else {
-		g.evaluateOutputs(&m, c, hi)
+		sc := getScratch()
+		defer sc.put()
+		g.evaluateOutputs(sc, &m, c, hi)
 	}
 	m.Err = mean(m.Profile)
 	sorted := slices.Clone(m.Profile)
@@ -114,11 +116,11 @@ func lostMass(a []float32, rows, n int, c *Cache) []float64 {
 }
 
 // evaluateOutputs sets the output-error profile, Cos and ErrCal of m.
-func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
+func (g *Group) evaluateOutputs(sc *scratch, m *Metrics, c *Cache, hi int) {
 	p := g.Probes[hi]
 	d := g.D
-	out := make([]float32, g.T*d)
-	calOut := make([]float32, g.W*d)
+	out := sc.f32.take(g.T * d)
+	calOut := sc.f32.take(g.W * d)
 	onCPU := true
 	if acc := g.acc(); acc != nil {
 		onCPU = false
@@ -130,8 +132,8 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 		}
 	}
 	if onCPU {
-		work := make([]float32, max(c.C, 1))
-		if !g.probesFromShare(out, c, hi) {
+		work := sc.f32.take(max(c.C, 1))
+		if !g.probesFromShare(sc, out, c, hi) {
 			part := kernel.NewPartial(g.T, d)
 			part.CopyFrom(p.Suffix)
 			g.attend(part, c, p.S, p.Q, work)
@@ -139,7 +141,7 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 		}
 		// Calibration rows of this head: non-causal over the prefix, no
 		// suffix.
-		if !g.calibFromShare(calOut, c, hi) {
+		if !g.calibFromShare(sc, calOut, c, hi) {
 			cal := kernel.NewPartial(g.W, d)
 			g.attend(cal, c, g.S[hi*g.W*g.N:(hi+1)*g.W*g.N], g.Qc[hi*g.W*d:(hi+1)*g.W*d], work)
 			cal.Output(calOut)
@@ -174,13 +176,13 @@ func (g *Group) evaluateOutputs(m *Metrics, c *Cache, hi int) {
 // shift). It is the same softmax attention over the cache computes, summed
 // in another order. It reports false (and leaves out alone) when c has no
 // such share or a weight overflows; the caller then attends.
-func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
+func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) bool {
 	if c.exactShare == nil || c.All || c.C == 0 {
 		return false
 	}
 	ex := c.exactShare.cal
 	w, d, nc := g.W, g.D, c.C
-	wts := make([]float32, w*nc)
+	wts := sc.f32.take(w * nc)
 	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
 	for i := 0; i < w; i++ {
 		row, mu := wts[i*nc:i*nc+nc], g.Mu[hi*w+i]
@@ -193,9 +195,9 @@ func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
 			}
 		}
 	}
-	sv := make([]float32, w*d) // sum_k w_k Vhat_k, as attention sums it
+	sv := sc.f32.take(w * d) // sum_k w_k Vhat_k, as attention sums it
 	kernel.MatMul(sv, wts, w, nc, c.Values, d)
-	res := make([]float64, w*d)
+	res := sc.f64.take(w * d)
 	for i := 0; i < w; i++ {
 		gi := hi*w + i
 		rs := float64(g.RowSum[gi])
@@ -227,7 +229,7 @@ func (g *Group) calibFromShare(out []float32, c *Cache, hi int) bool {
 // P = exp(S - pm) / z the probe's softmax over the prefix, w_k = exp(scale
 // q.k_k + b_k - m), (sm, sum, acc) the suffix partial. It reports false
 // when c has no such share; the caller then attends.
-func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
+func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bool {
 	if c.exactShare == nil || c.exactShare.probe == nil || c.All || c.C == 0 {
 		return false
 	}
@@ -235,9 +237,9 @@ func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
 	t, d, nc := g.T, g.D, c.C
 	pr := g.Probes[hi]
 	_, pm, pz := g.probeSoftmax()
-	syn := make([]float32, t*nc)
+	syn := sc.f32.take(t * nc)
 	kernel.Logits(syn, pr.Q, t, c.Keys, nc, d, g.Scale)
-	shift := make([]float32, t)
+	shift := sc.f32.take(t)
 	for i := 0; i < t; i++ {
 		row := syn[i*nc : i*nc+nc]
 		m := max(pm[hi*t+i], pr.Suffix.Max[i])
@@ -252,9 +254,9 @@ func (g *Group) probesFromShare(out []float32, c *Cache, hi int) bool {
 		}
 		shift[i] = m
 	}
-	sv := make([]float32, t*d) // sum_k w_k Vhat_k, as attention sums it
+	sv := sc.f32.take(t * d) // sum_k w_k Vhat_k, as attention sums it
 	kernel.MatMul(sv, syn, t, nc, c.Values, d)
-	res := make([]float64, t*d)
+	res := sc.f64.take(t * d)
 	for i := 0; i < t; i++ {
 		gi := hi*t + i
 		m := shift[i]

@@ -29,8 +29,8 @@ func TestBinTargets(t *testing.T) {
 	d := g.D
 	// Out of order on purpose: the sums grow as far as each call needs.
 	for _, from := range []int{ch + 1, 0, 1, ch - 1, ch, 3*ch + 5, nc - 1, nc, 2 * ch} {
-		z, y, ex := g.binTargets(o, from, true)
-		z2, _, _ := g.binTargets(o, from, false)
+		z, y, ex := g.binTargets(new(scratch), o, from, true)
+		z2, _, _ := g.binTargets(new(scratch), o, from, false)
 		for i := 0; i < g.Rows; i++ {
 			var zr float64
 			yr := make([]float64, d)

@@ -4,8 +4,8 @@ package solve
 // explicitly (float64(x*y)) so that no platform may fuse it into an FMA,
 // which keeps results bit-for-bit identical on amd64 (any GOAMD64 level),
 // arm64 and js/wasm. On amd64, axpy, axpy4 and ger4 run their even part in
-// SSE2 (kernel_amd64.s): two lanes, the same multiplies and adds, the same
-// bits.
+// assembly (kernel_amd64.s): four lanes with AVX, else two with SSE2, the
+// same multiplies and adds, the same bits.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {
@@ -13,7 +13,7 @@ func axpy(dst []float64, alpha float64, x []float64) {
 	i := 0
 	if useAsm && len(dst) >= 2 {
 		i = len(dst) &^ 1
-		axpySSE(&dst[0], i, alpha, &x[0])
+		axpyVec(&dst[0], i, alpha, &x[0])
 	}
 	for ; i+4 <= len(dst); i += 4 {
 		d := dst[i : i+4 : i+4]
@@ -45,7 +45,7 @@ func axpy4(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	if useAsm && n >= 2 {
 		i0 = n &^ 1
 		a := [4]float64{a0, a1, a2, a3}
-		axpy4SSE(&dst[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
+		axpy4Vec(&dst[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
 	}
 	for i := i0; i < n; i++ {
 		d := dst[i]
@@ -65,7 +65,7 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	if useAsm && n >= 2 {
 		i0 = n &^ 1
 		a := [4]float64{a0, a1, a2, a3}
-		ger4SSE(&s[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
+		ger4Vec(&s[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
 	}
 	for i := i0; i < n; i++ {
 		v := s[i]

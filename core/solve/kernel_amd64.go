@@ -2,24 +2,61 @@
 
 package solve
 
-// useAsm selects the SSE2 loops of kernel_amd64.s for axpy, axpy4 and
-// ger4. Each element is computed with the same separate multiplies and
-// adds in the same order as the Go loops (two elements per instruction, no
-// FMA), so the bits are the same; tests switch useAsm off to check that.
-var useAsm = true
+import "golang.org/x/sys/cpu"
 
-// axpySSE sets dst[i] += alpha*x[i] for i < n (a multiple of 2).
-//
+// useAsm selects the assembly loops of kernel_amd64.s for axpy, axpy4 and
+// ger4, and useAVX their four-lane AVX versions over the two-lane SSE2
+// ones (every amd64 CPU has SSE2). Each element is computed with the same
+// separate multiplies and adds in the same order as the Go loops (no
+// FMA), so the bits are the same at every level; tests switch both off
+// to check that.
+var (
+	useAsm = true
+	useAVX = cpu.X86.HasAVX
+)
+
+// axpyVec sets dst[i] += alpha*x[i] for i < n (a multiple of 2).
+func axpyVec(dst *float64, n int, alpha float64, x *float64) {
+	if useAVX {
+		axpyAVX(dst, n, alpha, x)
+		return
+	}
+	axpySSE(dst, n, alpha, x)
+}
+
+// axpy4Vec sets dst[i] += a[0]*x0[i]; += a[1]*x1[i]; += a[2]*x2[i];
+// += a[3]*x3[i], in that order, for i < n (a multiple of 2).
+func axpy4Vec(dst *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64) {
+	if useAVX {
+		axpy4AVX(dst, n, a, x0, x1, x2, x3)
+		return
+	}
+	axpy4SSE(dst, n, a, x0, x1, x2, x3)
+}
+
+// ger4Vec sets xk[i] += a[k]*s[i] for k = 0..3 and i < n (a multiple of 2).
+func ger4Vec(s *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64) {
+	if useAVX {
+		ger4AVX(s, n, a, x0, x1, x2, x3)
+		return
+	}
+	ger4SSE(s, n, a, x0, x1, x2, x3)
+}
+
 //go:noescape
 func axpySSE(dst *float64, n int, alpha float64, x *float64)
 
-// axpy4SSE sets dst[i] += a[0]*x0[i]; += a[1]*x1[i]; += a[2]*x2[i];
-// += a[3]*x3[i], in that order, for i < n (a multiple of 2).
-//
 //go:noescape
 func axpy4SSE(dst *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
 
-// ger4SSE sets xk[i] += a[k]*s[i] for k = 0..3 and i < n (a multiple of 2).
-//
 //go:noescape
 func ger4SSE(s *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
+
+//go:noescape
+func axpyAVX(dst *float64, n int, alpha float64, x *float64)
+
+//go:noescape
+func axpy4AVX(dst *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
+
+//go:noescape
+func ger4AVX(s *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)

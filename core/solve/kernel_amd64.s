@@ -115,3 +115,148 @@ g4loop:
 	JNZ    g4loop
 g4done:
 	RET
+
+// The same three kernels with four lanes per instruction (AVX: VMULPD then
+// VADDPD, each rounded, no FMA), two more lanes for n%4 = 2. Callers check
+// useAVX.
+
+// func axpyAVX(dst *float64, n int, alpha float64, x *float64)
+TEXT ·axpyAVX(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD alpha+16(FP), Y8
+	MOVQ         x+24(FP), R8
+	XORQ         SI, SI
+	MOVQ         CX, DX
+	SHRQ         $2, DX
+	JZ           axpyavxtail
+axpyavxloop:
+	VMOVUPD      (R8)(SI*8), Y1
+	VMULPD       Y8, Y1, Y1
+	VMOVUPD      (DI)(SI*8), Y0
+	VADDPD       Y1, Y0, Y0
+	VMOVUPD      Y0, (DI)(SI*8)
+	ADDQ         $4, SI
+	DECQ         DX
+	JNZ          axpyavxloop
+axpyavxtail:
+	TESTQ        $2, CX
+	JZ           axpyavxdone
+	VMOVUPD      (R8)(SI*8), X1
+	VMULPD       X8, X1, X1
+	VMOVUPD      (DI)(SI*8), X0
+	VADDPD       X1, X0, X0
+	VMOVUPD      X0, (DI)(SI*8)
+axpyavxdone:
+	VZEROUPPER
+	RET
+
+// func axpy4AVX(dst *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
+TEXT ·axpy4AVX(SB), NOSPLIT, $0-56
+	MOVQ         dst+0(FP), DI
+	MOVQ         n+8(FP), CX
+	MOVQ         a+16(FP), AX
+	MOVQ         x0+24(FP), R8
+	MOVQ         x1+32(FP), R9
+	MOVQ         x2+40(FP), R10
+	MOVQ         x3+48(FP), R11
+	VBROADCASTSD 0(AX), Y8
+	VBROADCASTSD 8(AX), Y9
+	VBROADCASTSD 16(AX), Y10
+	VBROADCASTSD 24(AX), Y11
+	XORQ         SI, SI
+	MOVQ         CX, DX
+	SHRQ         $2, DX
+	JZ           a4avxtail
+a4avxloop:
+	VMOVUPD      (DI)(SI*8), Y0
+	VMOVUPD      (R8)(SI*8), Y1
+	VMULPD       Y8, Y1, Y1
+	VADDPD       Y1, Y0, Y0
+	VMOVUPD      (R9)(SI*8), Y2
+	VMULPD       Y9, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VMOVUPD      (R10)(SI*8), Y3
+	VMULPD       Y10, Y3, Y3
+	VADDPD       Y3, Y0, Y0
+	VMOVUPD      (R11)(SI*8), Y4
+	VMULPD       Y11, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VMOVUPD      Y0, (DI)(SI*8)
+	ADDQ         $4, SI
+	DECQ         DX
+	JNZ          a4avxloop
+a4avxtail:
+	TESTQ        $2, CX
+	JZ           a4avxdone
+	VMOVUPD      (DI)(SI*8), X0
+	VMOVUPD      (R8)(SI*8), X1
+	VMULPD       X8, X1, X1
+	VADDPD       X1, X0, X0
+	VMOVUPD      (R9)(SI*8), X2
+	VMULPD       X9, X2, X2
+	VADDPD       X2, X0, X0
+	VMOVUPD      (R10)(SI*8), X3
+	VMULPD       X10, X3, X3
+	VADDPD       X3, X0, X0
+	VMOVUPD      (R11)(SI*8), X4
+	VMULPD       X11, X4, X4
+	VADDPD       X4, X0, X0
+	VMOVUPD      X0, (DI)(SI*8)
+a4avxdone:
+	VZEROUPPER
+	RET
+
+// func ger4AVX(s *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64)
+TEXT ·ger4AVX(SB), NOSPLIT, $0-56
+	MOVQ         s+0(FP), DI
+	MOVQ         n+8(FP), CX
+	MOVQ         a+16(FP), AX
+	MOVQ         x0+24(FP), R8
+	MOVQ         x1+32(FP), R9
+	MOVQ         x2+40(FP), R10
+	MOVQ         x3+48(FP), R11
+	VBROADCASTSD 0(AX), Y8
+	VBROADCASTSD 8(AX), Y9
+	VBROADCASTSD 16(AX), Y10
+	VBROADCASTSD 24(AX), Y11
+	XORQ         SI, SI
+	MOVQ         CX, DX
+	SHRQ         $2, DX
+	JZ           g4avxtail
+g4avxloop:
+	VMOVUPD      (DI)(SI*8), Y0
+	VMULPD       Y8, Y0, Y1
+	VADDPD       (R8)(SI*8), Y1, Y1
+	VMOVUPD      Y1, (R8)(SI*8)
+	VMULPD       Y9, Y0, Y2
+	VADDPD       (R9)(SI*8), Y2, Y2
+	VMOVUPD      Y2, (R9)(SI*8)
+	VMULPD       Y10, Y0, Y3
+	VADDPD       (R10)(SI*8), Y3, Y3
+	VMOVUPD      Y3, (R10)(SI*8)
+	VMULPD       Y11, Y0, Y4
+	VADDPD       (R11)(SI*8), Y4, Y4
+	VMOVUPD      Y4, (R11)(SI*8)
+	ADDQ         $4, SI
+	DECQ         DX
+	JNZ          g4avxloop
+g4avxtail:
+	TESTQ        $2, CX
+	JZ           g4avxdone
+	VMOVUPD      (DI)(SI*8), X0
+	VMULPD       X8, X0, X1
+	VADDPD       (R8)(SI*8), X1, X1
+	VMOVUPD      X1, (R8)(SI*8)
+	VMULPD       X9, X0, X2
+	VADDPD       (R9)(SI*8), X2, X2
+	VMOVUPD      X2, (R9)(SI*8)
+	VMULPD       X10, X0, X3
+	VADDPD       (R10)(SI*8), X3, X3
+	VMOVUPD      X3, (R10)(SI*8)
+	VMULPD       X11, X0, X4
+	VADDPD       (R11)(SI*8), X4, X4
+	VMOVUPD      X4, (R11)(SI*8)
+g4avxdone:
+	VZEROUPPER
+	RET

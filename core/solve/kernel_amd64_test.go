@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestAsmMatchesGo runs the kernels with an SSE2 path, and the solves built
-// on them, with and without it, and requires identical bits.
+// TestAsmMatchesGo runs the kernels with assembly paths, and the solves
+// built on them, with AVX (where the CPU has it), with SSE2 and in Go, and
+// requires identical bits.
 func TestAsmMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	vec := func(n int) []float64 {
@@ -23,14 +24,19 @@ func TestAsmMatchesGo(t *testing.T) {
 		t.Helper()
 		for i := range a {
 			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-				t.Fatalf("%s[%d]: %v with SSE2, %v without", what, i, a[i], b[i])
+				t.Fatalf("%s[%d]: %v with assembly, %v without", what, i, a[i], b[i])
 			}
 		}
 	}
+	avx := useAVX
 	both := func(f func() []float64) ([]float64, []float64) {
 		fast := f()
+		useAVX = false
+		defer func() { useAsm, useAVX = true, avx }()
+		if sse := f(); avx {
+			same("SSE2 against AVX", sse, fast)
+		}
 		useAsm = false
-		defer func() { useAsm = true }()
 		return fast, f()
 	}
 	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 64, 65, 130} {

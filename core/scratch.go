@@ -1,0 +1,54 @@
+package core
+
+import (
+	"sync"
+
+	"github.com/haeols/haeols/core/solve"
+)
+
+// scratch is the temporary memory of one Compress or Evaluate call: zeroed
+// slices carved from buffers that are kept between calls (scratchPool), so
+// that a slider move does not allocate, clear and collect its temporaries
+// again. Nothing carved from a scratch may outlive the call that took it:
+// a Cache and Metrics own their memory.
+type scratch struct {
+	f32  arena[float32]
+	f64  arena[float64]
+	ints arena[int]
+	nnls solve.NNLSWorkspace
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// getScratch returns an empty scratch; give it back with put.
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+// put empties sc and returns it to the pool. The slices carved from it
+// must no longer be used.
+func (sc *scratch) put() {
+	sc.f32.used, sc.f64.used, sc.ints.used = 0, 0, 0
+	scratchPool.Put(sc)
+}
+
+// arena hands out consecutive pieces of one buffer.
+type arena[T any] struct {
+	buf  []T
+	used int
+}
+
+// minArena is the smallest buffer an arena allocates.
+const minArena = 1 << 12
+
+// take returns n zeroed elements. When the buffer is too small a larger one
+// replaces it (the pieces already taken keep the old one), so after a few
+// calls of the same shape every take is served from one buffer.
+func (a *arena[T]) take(n int) []T {
+	if a.used+n > len(a.buf) {
+		a.buf = make([]T, max(2*len(a.buf), a.used+n, minArena))
+		a.used = 0
+	}
+	s := a.buf[a.used : a.used+n : a.used+n]
+	a.used += n
+	clear(s)
+	return s
+}
