@@ -80,6 +80,14 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 // to the rows head, rows[0], ..., rows[len(v)-1], where row r is
 // rows[r*stride : r*stride+len(head)]; s is scratch of length len(head).
 func reflectRows(head []float64, v []float64, tau float64, rows []float64, stride int, s []float64) {
+	if useAsm {
+		if done := reflectRowsVec(head, v, tau, rows, stride); done > 0 {
+			if done == len(head) {
+				return
+			}
+			head, rows, s = head[done:], rows[done:], s[done:]
+		}
+	}
 	w := len(head)
 	row := func(r int) []float64 { return rows[r*stride : r*stride+w : r*stride+w] }
 	copy(s, head)

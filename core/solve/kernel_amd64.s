@@ -260,3 +260,111 @@ g4avxtail:
 g4avxdone:
 	VZEROUPPER
 	RET
+
+DATA signbit<>+0(SB)/8, $0x8000000000000000
+GLOBL signbit<>(SB), RODATA|NOPTR, $8
+
+// func reflectRowsAVX(head *float64, w int, v *float64, nv int, tau float64, rows *float64, stride int)
+//
+// reflectRows for w (a multiple of 4) columns and nv >= 1 rows, in strips
+// of 8 (then 4) columns whose sums s stay in registers: s = head + v[0]*row0
+// + v[1]*row1 + ... in order of the rows, head += (-tau)*s, then row r +=
+// (-(tau*v[r]))*s; every product and sum rounded as in the Go loops (AVX2
+// for the broadcast of a register, no FMA).
+TEXT ·reflectRowsAVX(SB), NOSPLIT, $0-56
+	MOVQ         head+0(FP), DI
+	MOVQ         w+8(FP), CX
+	MOVQ         v+16(FP), SI
+	MOVQ         nv+24(FP), DX
+	VBROADCASTSD tau+32(FP), Y15
+	MOVQ         rows+40(FP), R8
+	MOVQ         stride+48(FP), R11
+	SHLQ         $3, R11
+	VBROADCASTSD signbit<>(SB), Y14
+	VXORPD       Y15, Y14, Y13       // -tau
+	XORQ         BX, BX              // first column of the strip
+
+rf8:
+	LEAQ         8(BX), AX
+	CMPQ         AX, CX
+	JGT          rf4
+	VMOVUPD      (DI)(BX*8), Y0
+	VMOVUPD      32(DI)(BX*8), Y3
+	LEAQ         (R8)(BX*8), R9      // &rows[0][strip]
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf8s:
+	VBROADCASTSD (SI)(R10*8), Y1
+	VMULPD       (R12), Y1, Y2
+	VADDPD       Y2, Y0, Y0
+	VMULPD       32(R12), Y1, Y4
+	VADDPD       Y4, Y3, Y3
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf8s
+	VMULPD       Y13, Y0, Y1
+	VADDPD       (DI)(BX*8), Y1, Y1
+	VMOVUPD      Y1, (DI)(BX*8)
+	VMULPD       Y13, Y3, Y4
+	VADDPD       32(DI)(BX*8), Y4, Y4
+	VMOVUPD      Y4, 32(DI)(BX*8)
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf8r:
+	VMOVSD       (SI)(R10*8), X2
+	VMULSD       X15, X2, X2         // tau*v[r]
+	VXORPD       X14, X2, X2         // -(tau*v[r])
+	VBROADCASTSD X2, Y2
+	VMULPD       Y0, Y2, Y1
+	VADDPD       (R12), Y1, Y1
+	VMOVUPD      Y1, (R12)
+	VMULPD       Y3, Y2, Y4
+	VADDPD       32(R12), Y4, Y4
+	VMOVUPD      Y4, 32(R12)
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf8r
+	MOVQ         AX, BX
+	JMP          rf8
+
+rf4:
+	LEAQ         4(BX), AX
+	CMPQ         AX, CX
+	JGT          rfdone
+	VMOVUPD      (DI)(BX*8), Y0
+	LEAQ         (R8)(BX*8), R9
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf4s:
+	VBROADCASTSD (SI)(R10*8), Y1
+	VMULPD       (R12), Y1, Y2
+	VADDPD       Y2, Y0, Y0
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf4s
+	VMULPD       Y13, Y0, Y1
+	VADDPD       (DI)(BX*8), Y1, Y1
+	VMOVUPD      Y1, (DI)(BX*8)
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf4r:
+	VMOVSD       (SI)(R10*8), X2
+	VMULSD       X15, X2, X2
+	VXORPD       X14, X2, X2
+	VBROADCASTSD X2, Y2
+	VMULPD       Y0, Y2, Y1
+	VADDPD       (R12), Y1, Y1
+	VMOVUPD      Y1, (R12)
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf4r
+	MOVQ         AX, BX
+	JMP          rf4
+
+rfdone:
+	VZEROUPPER
+	RET

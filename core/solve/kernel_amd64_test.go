@@ -56,6 +56,19 @@ func TestAsmMatchesGo(t *testing.T) {
 		})
 		same("kernels", fast, slow)
 	}
+	for w := 0; w <= 21; w++ {
+		for _, nv := range []int{0, 1, 2, 3, 4, 5, 9, 64} {
+			stride := w + 3
+			head0, rows0, v, tau := vec(w), vec(nv*stride), vec(nv), r.Float64()*2
+			fast, slow := both(func() []float64 {
+				head := append([]float64(nil), head0...)
+				rows := append([]float64(nil), rows0...)
+				reflectRows(head, v, tau, rows, stride, make([]float64, w))
+				return append(head, rows...)
+			})
+			same("reflectRows", fast, slow)
+		}
+	}
 	for _, sh := range [][2]int{{128, 68}, {512, 70}, {33, 17}, {9, 9}, {64, 3}} {
 		m, n := sh[0], sh[1]
 		a := make([]float64, m*n)

@@ -196,29 +196,9 @@ func colSumSq(a []float64, ld, j, r0, r1 int) float64 {
 // (summed in that order, four rows per pass), row r0 -= tau w and row
 // r0+1+r -= (tau v_r) w.
 func reflect(a []float64, ld, r0 int, v []float64, tau float64, lo, hi int, s []float64) {
-	w := hi - lo
-	s = s[:w]
-	base := (r0+1)*ld + lo // start of the row r0+1+r is base + r*ld
-	head := a[r0*ld+lo : r0*ld+hi]
-	copy(s, head)
-	r := 0
-	for ; r+4 <= len(v); r += 4 {
-		o := base + r*ld
-		axpy4(s, v[r], v[r+1], v[r+2], v[r+3], a[o:o+w], a[o+ld:o+ld+w], a[o+2*ld:o+2*ld+w], a[o+3*ld:o+3*ld+w])
+	var rows []float64
+	if len(v) > 0 {
+		rows = a[(r0+1)*ld+lo:]
 	}
-	for ; r < len(v); r++ {
-		o := base + r*ld
-		axpy(s, v[r], a[o:o+w])
-	}
-	axpy(head, -tau, s)
-	r = 0
-	for ; r+4 <= len(v); r += 4 {
-		o := base + r*ld
-		ger4(s, -float64(tau*v[r]), -float64(tau*v[r+1]), -float64(tau*v[r+2]), -float64(tau*v[r+3]),
-			a[o:o+w], a[o+ld:o+ld+w], a[o+2*ld:o+2*ld+w], a[o+3*ld:o+3*ld+w])
-	}
-	for ; r < len(v); r++ {
-		o := base + r*ld
-		axpy(a[o:o+w], -float64(tau*v[r]), s)
-	}
+	reflectRows(a[r0*ld+lo:r0*ld+hi], v, tau, rows, ld, s[:hi-lo])
 }
