@@ -267,7 +267,7 @@ GLOBL signbit<>(SB), RODATA|NOPTR, $8
 // func reflectRowsAVX(head *float64, w int, v *float64, nv int, tau float64, rows *float64, stride int)
 //
 // reflectRows for w (a multiple of 4) columns and nv >= 1 rows, in strips
-// of 8 (then 4) columns whose sums s stay in registers: s = head + v[0]*row0
+// of 16 (then 8, then 4) columns whose sums s stay in registers: s = head + v[0]*row0
 // + v[1]*row1 + ... in order of the rows, head += (-tau)*s, then row r +=
 // (-(tau*v[r]))*s; every product and sum rounded as in the Go loops (AVX2
 // for the broadcast of a register, no FMA).
@@ -283,6 +283,69 @@ TEXT ·reflectRowsAVX(SB), NOSPLIT, $0-56
 	VBROADCASTSD signbit<>(SB), Y14
 	VXORPD       Y15, Y14, Y13       // -tau
 	XORQ         BX, BX              // first column of the strip
+
+rf16:
+	LEAQ         16(BX), AX
+	CMPQ         AX, CX
+	JGT          rf8
+	VMOVUPD      (DI)(BX*8), Y0
+	VMOVUPD      32(DI)(BX*8), Y3
+	VMOVUPD      64(DI)(BX*8), Y5
+	VMOVUPD      96(DI)(BX*8), Y6
+	LEAQ         (R8)(BX*8), R9
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf16s:
+	VBROADCASTSD (SI)(R10*8), Y1
+	VMULPD       (R12), Y1, Y2
+	VADDPD       Y2, Y0, Y0
+	VMULPD       32(R12), Y1, Y4
+	VADDPD       Y4, Y3, Y3
+	VMULPD       64(R12), Y1, Y7
+	VADDPD       Y7, Y5, Y5
+	VMULPD       96(R12), Y1, Y8
+	VADDPD       Y8, Y6, Y6
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf16s
+	VMULPD       Y13, Y0, Y1
+	VADDPD       (DI)(BX*8), Y1, Y1
+	VMOVUPD      Y1, (DI)(BX*8)
+	VMULPD       Y13, Y3, Y4
+	VADDPD       32(DI)(BX*8), Y4, Y4
+	VMOVUPD      Y4, 32(DI)(BX*8)
+	VMULPD       Y13, Y5, Y7
+	VADDPD       64(DI)(BX*8), Y7, Y7
+	VMOVUPD      Y7, 64(DI)(BX*8)
+	VMULPD       Y13, Y6, Y8
+	VADDPD       96(DI)(BX*8), Y8, Y8
+	VMOVUPD      Y8, 96(DI)(BX*8)
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf16r:
+	VMOVSD       (SI)(R10*8), X2
+	VMULSD       X15, X2, X2
+	VXORPD       X14, X2, X2
+	VBROADCASTSD X2, Y2
+	VMULPD       Y0, Y2, Y1
+	VADDPD       (R12), Y1, Y1
+	VMOVUPD      Y1, (R12)
+	VMULPD       Y3, Y2, Y4
+	VADDPD       32(R12), Y4, Y4
+	VMOVUPD      Y4, 32(R12)
+	VMULPD       Y5, Y2, Y7
+	VADDPD       64(R12), Y7, Y7
+	VMOVUPD      Y7, 64(R12)
+	VMULPD       Y6, Y2, Y8
+	VADDPD       96(R12), Y8, Y8
+	VMOVUPD      Y8, 96(R12)
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf16r
+	MOVQ         AX, BX
+	JMP          rf16
 
 rf8:
 	LEAQ         8(BX), AX
