@@ -75,18 +75,31 @@ type Root struct {
 	samplesBefore string   // the sample before a load, restored if it fails
 	localFiles    []string // local files opened this session (FilePrefix+name)
 
-	headSentAt, gridSentAt  float64 // performance.now() of the requests
-	mapsSentAt              float64 // of the head request whose maps were posted last
-	headMS, gridMS, drawnMS float64 // the latest measured latencies
+	headSentAt, gridSentAt  float64     // performance.now() of the requests
+	headTimedID             int         // the head request whose answer was timed
+	mapsSent                [8]mapsSent // the latest maps posted, by Maps.Seq % 8
+	headMS, gridMS, drawnMS float64     // the latest measured latencies
 
 	frameReady   bool         // the heatmap page listens
+	frameStarted bool         // its program runs (it said "heatmap-ready")
+	unsandboxed  bool         // the sandboxed heatmap page failed: run it same-origin
 	pendingMaps  *pendingMaps // maps not yet posted to the heatmap page
-	mapsPostedAt float64      // when maps were posted and not yet drawn (0: none)
 
-	shownHTML map[string]string // chart SVG last put into the page, by chart
+	shownChart map[string]*svgChart // the chart each chart element shows
+	shownKey   map[string]chartKey  // and what it was made from
 
 	renderPending bool    // a coalesced render is scheduled
 	renderFunc    js.Func // the requestAnimationFrame callback that renders
+	idlePending   bool    // renderIdle has a requestIdleCallback out
+	laterPending  bool    // renderAfter has a timer out
+	laterFunc     js.Func // its callback
+	laterGen      int     // renders when the timer was set
+	renders       int     // renders done by renderSoon
+	urlShown      string  // the query last written to the address bar
+	urlWait       bool    // syncURL waits out its interval
+	urlDirty      bool    // the view changed meanwhile
+	urlFunc       js.Func // the interval's timer callback
+	idleFunc      js.Func // its callback
 
 	started  bool
 	dragOver bool
@@ -146,7 +159,14 @@ func (c *Root) sendCompute() {
 // onResponse runs in its own goroutine for each worker message.
 func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 	c.Env.Lock()
-	defer c.renderSoon()
+	quiet := false // nothing on the page changes: no render
+	defer func() {
+		if quiet {
+			c.Env.UnlockOnly()
+		} else {
+			c.renderSoon()
+		}
+	}()
 	switch r.Op {
 	case proto.OpLoad:
 		if r.ID != c.loadID {
@@ -203,20 +223,33 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 	case proto.OpGrid:
 		c.onGrid(r)
 	case proto.OpHead:
-		if r.ID != c.headID || !r.Done {
+		// The worker answers the numbers first (Done false), then the same
+		// numbers with the maps.
+		if r.ID != c.headID || (!r.Done && r.Head == nil) {
 			return
 		}
-		c.headMS = now() - c.headSentAt
-		RecordTiming("head", c.headMS)
-		RecordTiming("headCompute", r.ComputeMs)
+		// The final answer of a head whose numbers are shown only brings
+		// the maps, which go to the heatmap page.
+		quiet = r.Done && r.Error == "" && c.headTimedID == r.ID && c.head != nil
+		if c.headTimedID != r.ID {
+			c.headTimedID = r.ID
+			c.headMS = now() - c.headSentAt
+			RecordTiming("head", c.headMS)
+			RecordTiming("headCompute", r.ComputeMs)
+		}
 		if r.Error != "" {
 			c.ErrMsg = "Head: " + r.Error
 			return
 		}
 		c.head = r.Head
-		if bufs.Truthy() && r.Head.Rows > 0 {
+		if r.Done && bufs.Truthy() && r.Head.Rows > 0 {
 			c.postMaps(r.Head, bufs)
 		}
+	case proto.OpPrefetched:
+		// Nothing to show; the tests wait for it before they scrub a
+		// warmed-up page.
+		quiet = true
+		RecordTiming("prefetched", now())
 	case proto.OpCurve:
 		if r.ID != c.curveID || !r.Done {
 			return
@@ -370,12 +403,44 @@ func (c *Root) nextGrid() {
 }
 
 // syncURL writes the view into the address bar without a history entry.
+//
+// At most once per urlEveryMs: Chromium's replaceState costs the page's
+// thread about 5 ms, and a slider drag changes the view 20 times a second.
+// The latest view is written when the interval is over. Call it holding the
+// event lock.
 func (c *Root) syncURL() {
 	h := js.Global().Get("history")
-	if h.Truthy() {
-		h.Call("replaceState", nil, "", "?"+c.S.Encode())
+	if !h.Truthy() {
+		return
 	}
+	if c.urlWait {
+		c.urlDirty = true
+		return
+	}
+	if q := "?" + c.S.Encode(); q != c.urlShown {
+		h.Call("replaceState", nil, "", q)
+		c.urlShown = q
+	}
+	c.urlWait = true
+	if c.urlFunc.Type() != js.TypeFunction {
+		c.urlFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+			go func() {
+				c.Env.Lock()
+				defer c.Env.UnlockOnly()
+				c.urlWait = false
+				if c.urlDirty {
+					c.urlDirty = false
+					c.syncURL()
+				}
+			}()
+			return nil
+		})
+	}
+	js.Global().Call("setTimeout", c.urlFunc, urlEveryMs)
 }
+
+// urlEveryMs is the shortest time between two writes of the address bar.
+const urlEveryMs = 150
 
 func now() float64 {
 	p := js.Global().Get("performance")
@@ -395,11 +460,16 @@ func sampleLabel(s string) string {
 	return "the generated “" + s + "” sample"
 }
 
+// mapsSent remembers when the head request behind a maps message went out.
+type mapsSent struct {
+	seq        int     // proto.Maps.Seq: the head request's ID
+	headSentAt float64 // performance.now() when it was sent
+}
+
 // pendingMaps is a maps message held until the heatmap page is ready.
 type pendingMaps struct {
-	json   string
-	bufs   js.Value
-	sentAt float64 // performance.now() of the head request
+	json string
+	bufs js.Value
 }
 
 // postMaps forwards a head's attention maps to the heatmap iframe as a
@@ -411,6 +481,7 @@ func (c *Root) postMaps(hr *proto.HeadResult, bufs js.Value) {
 		Title:  fmt.Sprintf("layer %d, head %d", c.S.Layer, c.S.Head),
 		Method: hr.Method, Ratio: c.S.Ratio, Err: hr.Err,
 		Rows: hr.Rows, Cols: hr.Cols, Calib: hr.Calib, Panel: c.S.Panel,
+		Seq: c.headID,
 	}
 	if c.Info != nil {
 		m.TokenText = c.Info.TokenText
@@ -421,23 +492,17 @@ func (c *Root) postMaps(hr *proto.HeadResult, bufs js.Value) {
 		c.ErrMsg = "heatmap: " + err.Error()
 		return
 	}
-	c.pendingMaps = &pendingMaps{json: string(b), bufs: bufs, sentAt: c.headSentAt}
+	c.mapsSent[m.Seq%len(c.mapsSent)] = mapsSent{seq: m.Seq, headSentAt: c.headSentAt}
+	c.pendingMaps = &pendingMaps{json: string(b), bufs: bufs}
 	c.flushMaps()
 }
 
-// mapsTimeout is how long (ms) a posted maps message may stay undrawn
-// before the next one is posted anyway.
-const mapsTimeout = 2000
-
-// flushMaps posts the pending maps if the heatmap page is ready and has
-// drawn the previous message: while a person scrubs, the heatmap gets the
-// latest maps as fast as it draws them, never a queue of stale ones (it
-// shares the page's main thread).
+// flushMaps posts the pending maps once the heatmap page is ready. While a
+// person scrubs, maps are posted as they come: the heatmap page keeps only
+// the latest until its next frame (in a sandboxed iframe it has a thread of
+// its own, so posting costs this page next to nothing).
 func (c *Root) flushMaps() {
 	if c.pendingMaps == nil || !c.frameReady {
-		return
-	}
-	if c.mapsPostedAt > 0 && now()-c.mapsPostedAt < mapsTimeout {
 		return
 	}
 	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
@@ -455,8 +520,6 @@ func (c *Root) flushMaps() {
 		transfer.Call("push", pm.bufs.Get(keys.Index(i).String()))
 	}
 	frame.Get("contentWindow").Call("postMessage", msg, "*", transfer)
-	c.mapsPostedAt = now()
-	c.mapsSentAt = pm.sentAt
 }
 
 // onWindowMessage hears the heatmap page: any message from the iframe's
@@ -483,19 +546,28 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 	if typ == "heatmap-hover" {
 		return nil // the heatmap shows its own readout
 	}
-	t := now()
 	go func() {
 		c.Env.Lock()
-		defer c.renderSoon()
+		if typ == "heatmap-drawn" {
+			// Only the timing readout changes: render when the page is
+			// idle, not in the middle of a scrub (a render costs the
+			// main thread, which the heatmap shares, 10-20 ms).
+			defer c.renderIdle()
+		} else {
+			defer c.renderSoon()
+		}
 		c.frameReady = true
 		switch typ {
-		case "heatmap-drawn", "heatmap-error", "heatmap-ready":
-			c.mapsPostedAt = 0
-		}
-		switch typ {
 		case "heatmap-drawn":
-			if c.mapsSentAt > 0 {
-				c.drawnMS = t - c.mapsSentAt
+			// drawn_at is on the clock every page of this browser shares
+			// (timeOrigin + now); the heatmap page may run in another
+			// process, and this page may hear of the drawing late.
+			seq, at := data.Get("seq"), data.Get("drawn_at")
+			if seq.Type() != js.TypeNumber || at.Type() != js.TypeNumber {
+				break
+			}
+			if ms := c.mapsSent[seq.Int()%len(c.mapsSent)]; ms.seq == seq.Int() && ms.seq > 0 {
+				c.drawnMS = at.Float() - js.Global().Get("performance").Get("timeOrigin").Float() - ms.headSentAt
 				RecordTiming("drawn", c.drawnMS)
 				for _, k := range []string{"decode", "wait", "paint"} {
 					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
@@ -503,7 +575,23 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 					}
 				}
 			}
+		case "heatmap-ready":
+			c.frameStarted = true
 		case "heatmap-error":
+			if !c.frameStarted && !c.unsandboxed {
+				// The sandboxed page could not start its program (a
+				// static host that does not let an opaque origin fetch
+				// heatmap.wasm): run it as an ordinary iframe instead,
+				// on the page's thread, and ask for the maps again.
+				c.unsandboxed = true
+				if host := js.Global().Get("document").Call("getElementById", "heatmap-host"); host.Truthy() {
+					frame.Call("remove")
+					c.HostCreated(host)
+					c.lastHeadKey = ""
+					c.refresh()
+				}
+				break
+			}
 			c.ErrMsg = "Heatmap: " + errText
 		}
 		c.flushMaps()
@@ -537,6 +625,62 @@ func RecordTiming(kind string, ms float64) {
 	a.Call("push", ms)
 }
 
+// renderAfter releases the event lock and renders ms milliseconds later
+// unless a render came meanwhile: a slider move's render waits for the
+// head's numbers (which render at once) so that a drag costs the page one
+// render per answer, not one per move as well. Call it holding the lock.
+func (c *Root) renderAfter(ms int) {
+	if c.renderPending || c.laterPending {
+		c.Env.UnlockOnly()
+		return
+	}
+	c.laterPending = true
+	gen := c.renders
+	if c.laterFunc.Type() != js.TypeFunction {
+		c.laterFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+			go func() {
+				c.Env.Lock()
+				c.laterPending = false
+				if c.renders != c.laterGen {
+					c.Env.UnlockOnly()
+					return
+				}
+				c.renderSoon()
+			}()
+			return nil
+		})
+	}
+	c.laterGen = gen
+	c.Env.UnlockOnly()
+	js.Global().Call("setTimeout", c.laterFunc, ms)
+}
+
+// renderIdle releases the event lock and asks for one render when the
+// page is next idle (requestIdleCallback, at most half a second later),
+// for changes nobody waits for. Call it holding the lock.
+func (c *Root) renderIdle() {
+	ric := js.Global().Get("requestIdleCallback")
+	if c.renderPending || c.idlePending || ric.Type() != js.TypeFunction {
+		c.renderSoon()
+		return
+	}
+	c.idlePending = true
+	if c.idleFunc.Type() != js.TypeFunction {
+		c.idleFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+			go func() {
+				c.Env.Lock()
+				c.idlePending = false
+				c.renderSoon()
+			}()
+			return nil
+		})
+	}
+	c.Env.UnlockOnly()
+	opts := js.Global().Get("Object").New()
+	opts.Set("timeout", 500)
+	ric.Invoke(c.idleFunc, opts)
+}
+
 // renderSoon releases the event lock and asks for one render at the next
 // animation frame: worker messages come in bursts (grid parts, progress),
 // and one render per frame is enough. Call it holding the lock.
@@ -551,6 +695,7 @@ func (c *Root) renderSoon() {
 			go func() {
 				c.Env.Lock()
 				c.renderPending = false
+				c.renders++
 				c.Env.UnlockRender()
 			}()
 			return nil

@@ -142,49 +142,73 @@ func (c *Root) LegendStyle() string { return "background:" + LegendGradient() }
 // TickStyle places a legend tick.
 func (c *Root) TickStyle(t Tick) string { return fmt.Sprintf("left:%.1f%%", 100*t.Pos) }
 
-// ProfileHTML is the selected head's per-probe error chart (SVG).
-func (c *Root) ProfileHTML() string {
-	if c.head == nil || c.head.NA != "" {
-		return ""
-	}
-	var np []int
-	if c.Info != nil {
-		np = c.Info.NeedleProbes
-	}
-	return ProfileSVG(c.head.Profile, np)
-}
-
-// CurveHTML is the error-vs-ratio chart of the compared methods (SVG).
-func (c *Root) CurveHTML() string {
-	if c.curve == nil {
-		return ""
-	}
-	return CurveSVG(c.curve, c.S.Ratio, c.S.Method)
-}
-
-// SyncHTML puts a chart's SVG into its element (a vg-js-populate callback,
-// run on every render) only when the chart changed: vg-html would make the
-// browser parse the SVG again on every render, and renders happen on every
-// slider move and worker message.
-func (c *Root) SyncHTML(el js.Value, which string) {
-	var s string
+// chart returns the chart an element shows ("profile": the selected
+// head's per-probe error, "curve": error vs ratio of the compared methods),
+// nil for none yet.
+func (c *Root) chart(which string) *svgChart {
 	switch which {
 	case "profile":
-		s = c.ProfileHTML()
+		if c.head == nil || c.head.NA != "" {
+			return nil
+		}
+		var np []int
+		if c.Info != nil {
+			np = c.Info.NeedleProbes
+		}
+		return profileChart(c.head.Profile, np)
 	case "curve":
-		s = c.CurveHTML()
-	default:
-		return
+		if c.curve == nil {
+			return nil
+		}
+		return curveChart(c.curve, c.S.Ratio, c.S.Method)
 	}
-	if c.shownHTML == nil {
-		c.shownHTML = map[string]string{}
-	}
+	return nil
+}
+
+// chartKey is what a chart is made from.
+type chartKey struct {
+	head   *proto.HeadResult
+	curve  *proto.Curve
+	info   *proto.Info
+	ratio  float64
+	method string
+}
+
+// SyncHTML shows a chart in its element (a vg-js-populate callback, run on
+// every render): not at all when it is unchanged, by changing the
+// attributes and texts that differ when its shape is the same (a new
+// profile, the curve's current-ratio marker), else by writing its SVG.
+// vg-html would make the browser parse the SVG again on every render, and
+// renders happen on every answer while a person scrubs.
+func (c *Root) SyncHTML(el js.Value, which string) {
 	const mark = "haeolsShown" // set on the element: a re-made element is empty
-	if c.shownHTML[which] == s && el.Get(mark).Truthy() {
+	shown := el.Get(mark).Truthy()
+	// What the chart is made from: the same inputs make the same chart.
+	key := chartKey{c.head, c.curve, c.Info, c.S.Ratio, c.S.Method}
+	if which == "profile" {
+		key.curve, key.ratio, key.method = nil, 0, ""
+	} else {
+		key.head = nil
+	}
+	if shown && c.shownKey[which] == key {
 		return
 	}
-	c.shownHTML[which] = s
-	el.Set("innerHTML", s)
+	ch := c.chart(which)
+	if c.shownChart == nil {
+		c.shownChart, c.shownKey = map[string]*svgChart{}, map[string]chartKey{}
+	}
+	c.shownKey[which] = key
+	old := c.shownChart[which]
+	switch {
+	case shown && old == nil && ch == nil:
+		return
+	case shown && ch != nil && old != nil && ch.Patch(el, old):
+	case ch == nil:
+		el.Set("innerHTML", "")
+	default:
+		el.Set("innerHTML", ch.HTML())
+	}
+	c.shownChart[which] = ch
 	el.Set(mark, true)
 }
 

@@ -211,14 +211,27 @@ func (c *Root) BindSlider(el js.Value, name string) {
 	el.Set(mark, true)
 	el.Call("addEventListener", "input", js.FuncOf(func(this js.Value, args []js.Value) interface{} {
 		v := this.Get("value").String()
+		// The label follows at once; the rest of the page renders with
+		// the head's numbers (or after sliderRenderMs without them).
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			if lab := this.Get("previousElementSibling"); lab.Truthy() {
+				if b := lab.Call("querySelector", "b"); b.Truthy() {
+					b.Set("textContent", Fmt2(x))
+				}
+			}
+		}
 		go func() {
 			c.Env.Lock()
 			c.SetParam(name, v)
-			c.renderSoon()
+			c.renderAfter(sliderRenderMs)
 		}()
 		return nil
 	}))
 }
+
+// sliderRenderMs is how long a slider move waits for the head's numbers
+// before the page renders without them.
+const sliderRenderMs = 120
 
 // SetParam sets one of ratio, lambda, phi, tau from a slider's value. It
 // runs on every 'input' event while dragging: the worker drops superseded
@@ -323,8 +336,14 @@ func (c *Root) HostCreated(host js.Value) {
 		return nil
 	})
 	f.Call("addEventListener", "load", onLoad)
+	if !c.unsandboxed {
+		// A sandboxed page (scripts only, an opaque origin) gets a thread
+		// of its own in Chromium, so painting the maps does not hold up
+		// the app's page; the two talk by postMessage only.
+		f.Call("setAttribute", "sandbox", "allow-scripts")
+	}
 	f.Set("src", HeatmapPage)
-	c.frameReady = false
+	c.frameReady, c.frameStarted = false, false
 	host.Call("appendChild", f)
 }
 

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"html"
 	"math"
 	"strconv"
 	"strings"
@@ -130,9 +129,6 @@ const (
 	chartW, chartH              = 440, 200
 	padL, padR, padT, padB      = 48, 12, 10, 30
 	plotW, plotH                = chartW - padL - padR, chartH - padT - padB
-	svgOpen                     = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="100%%" role="img" aria-label="%s" class="chart">`
-	axisStyle                   = `stroke="#888" stroke-width="1"`
-	labelAttr                   = `font-size="10" fill="#444"`
 	minLogErr, maxLogErrDefault = 1e-4, 1.0
 )
 
@@ -160,27 +156,36 @@ func logY(v, lo, hi float64) float64 {
 	return padT + plotH*(1-math.Log(v/lo)/math.Log(hi/lo))
 }
 
-func yAxis(b *strings.Builder, lo, hi float64) {
+// yAxis adds the decade grid lines and labels of [lo, hi] and the axes.
+func yAxis(c *svgChart, lo, hi float64) {
 	for d := lo; d <= hi*1.0001; d *= 10 {
 		y := logY(d, lo, hi)
-		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, padL, padL+plotW, y, y)
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" %s>%s</text>`, padL-4, y+3, labelAttr, strconv.FormatFloat(d, 'g', 3, 64))
+		c.add("line", "", "", "x1", strconv.Itoa(padL), "x2", strconv.Itoa(padL+plotW), "y1", f1(y), "y2", f1(y), "stroke", "#e5e5e5")
+		c.add("text", strconv.FormatFloat(d, 'g', 3, 64), "", "x", strconv.Itoa(padL-4), "y", f1(y+3), "text-anchor", "end", "font-size", "10", "fill", "#444")
 	}
-	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" %s/>`, padL, padL, padT, padT+plotH, axisStyle)
-	fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%d" y2="%d" %s/>`, padL, padL+plotW, padT+plotH, padT+plotH, axisStyle)
+	c.add("line", "", "", "x1", strconv.Itoa(padL), "x2", strconv.Itoa(padL), "y1", strconv.Itoa(padT), "y2", strconv.Itoa(padT+plotH), "stroke", "#888", "stroke-width", "1")
+	c.add("line", "", "", "x1", strconv.Itoa(padL), "x2", strconv.Itoa(padL+plotW), "y1", strconv.Itoa(padT+plotH), "y2", strconv.Itoa(padT+plotH), "stroke", "#888", "stroke-width", "1")
+}
+
+// xLabel adds a label centred under the plot.
+func xLabel(c *svgChart, s string) {
+	c.add("text", s, "", "x", strconv.Itoa(padL+plotW/2), "y", strconv.Itoa(chartH-4), "text-anchor", "middle", "font-size", "10", "fill", "#444")
 }
 
 // ProfileSVG is a bar chart of the per-probe-query error (log scale), with
 // the probes that ask for a needle marked by a triangle under their bar.
 func ProfileSVG(profile []proto.Num, needleProbes []int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, svgOpen, chartW, chartH, "error of each held-out probe query")
+	return profileChart(profile, needleProbes).HTML()
+}
+
+func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
+	c := &svgChart{Label: "error of each held-out probe query"}
 	vals := make([]float64, len(profile))
 	for i, v := range profile {
 		vals[i] = float64(v)
 	}
 	lo, hi := logRange(vals)
-	yAxis(&b, lo, hi)
+	yAxis(c, lo, hi)
 	n := len(profile)
 	if n > 0 {
 		bw := float64(plotW) / float64(n)
@@ -190,27 +195,29 @@ func ProfileSVG(profile []proto.Num, needleProbes []int) string {
 			}
 			x := float64(padL) + float64(i)*bw
 			y := logY(v, lo, hi)
-			fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"><title>probe %d: %s</title></rect>`,
-				x+0.1*bw, y, max(0.8*bw, 0.5), float64(padT+plotH)-y, Hex(GridScale.Pos(v)), i, Fmt(proto.Num(v)))
+			c.add("rect", "", "probe "+strconv.Itoa(i)+": "+Fmt(proto.Num(v)),
+				"x", f2(x+0.1*bw), "y", f2(y), "width", f2(max(0.8*bw, 0.5)), "height", f2(float64(padT+plotH)-y), "fill", Hex(GridScale.Pos(v)))
 		}
 		for _, p := range needleProbes {
 			if p < 0 || p >= n {
 				continue
 			}
 			x := float64(padL) + (float64(p)+0.5)*bw
-			fmt.Fprintf(&b, `<path d="M%.1f %d l-4 7 h8 z" fill="#D55E00"><title>probe %d asks for a needle</title></path>`, x, padT+plotH+1, p)
+			c.add("path", "", "probe "+strconv.Itoa(p)+" asks for a needle", "d", "M"+f1(x)+" "+strconv.Itoa(padT+plotH+1)+" l-4 7 h8 z", "fill", "#D55E00")
 		}
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" %s>probe query (held out, in order)</text>`, padL+plotW/2, chartH-4, labelAttr)
-	b.WriteString(`</svg>`)
-	return b.String()
+	xLabel(c, "probe query (held out, in order)")
+	return c
 }
 
 // CurveSVG is error vs ratio (log error) for each method of c, the primary
 // method drawn thicker and the current ratio marked by a vertical line.
 func CurveSVG(c *proto.Curve, ratio float64, primary string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, svgOpen, chartW, chartH, "error against compression ratio")
+	return curveChart(c, ratio, primary).HTML()
+}
+
+func curveChart(c *proto.Curve, ratio float64, primary string) *svgChart {
+	ch := &svgChart{Label: "error against compression ratio"}
 	var vals []float64
 	for _, row := range c.Err {
 		for _, v := range row {
@@ -218,12 +225,12 @@ func CurveSVG(c *proto.Curve, ratio float64, primary string) string {
 		}
 	}
 	lo, hi := logRange(vals)
-	yAxis(&b, lo, hi)
+	yAxis(ch, lo, hi)
 	rx := func(r float64) float64 { return float64(padL) + float64(plotW)*min(max(r, 0), 1) }
 	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" %s>%g</text>`, rx(t), padT+plotH+12, labelAttr, t)
+		ch.add("text", strconv.FormatFloat(t, 'g', -1, 64), "", "x", f1(rx(t)), "y", strconv.Itoa(padT+plotH+12), "text-anchor", "middle", "font-size", "10", "fill", "#444")
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" %s>ratio (memory kept)</text>`, padL+plotW/2, chartH-4, labelAttr)
+	xLabel(ch, "ratio (memory kept)")
 	for mi, m := range c.Methods {
 		if mi >= len(c.Err) {
 			break
@@ -247,16 +254,15 @@ func CurveSVG(c *proto.Curve, ratio float64, primary string) string {
 			if !pen {
 				cmd = "M"
 			}
-			fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, rx(r), logY(v, lo, hi))
+			d.WriteString(cmd + f1(rx(r)) + " " + f1(logY(v, lo, hi)) + " ")
 			pen = true
 		}
-		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="%g"><title>%s</title></path>`, d.String(), SeriesColor(mi), w, html.EscapeString(m))
+		ch.add("path", "", m, "d", d.String(), "fill", "none", "stroke", SeriesColor(mi), "stroke-width", strconv.FormatFloat(w, 'g', -1, 64))
 	}
 	x := rx(ratio)
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#c00" stroke-dasharray="3 2"/>`, x, x, padT, padT+plotH)
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="start" font-size="10" fill="#c00">%.2f</text>`, x+3, padT+9, ratio)
-	b.WriteString(`</svg>`)
-	return b.String()
+	ch.add("line", "", "", "x1", f1(x), "x2", f1(x), "y1", strconv.Itoa(padT), "y2", strconv.Itoa(padT+plotH), "stroke", "#c00", "stroke-dasharray", "3 2")
+	ch.add("text", fmt.Sprintf("%.2f", ratio), "", "x", f1(x+3), "y", strconv.Itoa(padT+9), "text-anchor", "start", "font-size", "10", "fill", "#c00")
+	return ch
 }
 
 // CurveRatios are the ratios of the error-vs-ratio curves.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -274,5 +275,42 @@ func TestShippedSamplesListed(t *testing.T) {
 		if kind, err := state.SampleKind(f); err != nil || kind != "url" {
 			t.Errorf("shipped sample %q is not a valid sample URL: %v", f, err)
 		}
+	}
+}
+
+// TestChartPatchable checks when the page may change a shown chart in
+// place: a new profile of the same shape, or the curve at another ratio,
+// where only the current-ratio marker differs.
+func TestChartPatchable(t *testing.T) {
+	a := profileChart([]proto.Num{0.01, 0.2, 0.05}, []int{1})
+	b := profileChart([]proto.Num{0.02, 0.1, 0.04}, []int{1})
+	if !b.patchable(a) {
+		t.Errorf("a profile of the same shape is not patchable")
+	}
+	if c := profileChart([]proto.Num{0.02, 0.1}, []int{1}); c.patchable(a) {
+		t.Errorf("a profile with fewer bars is patchable")
+	}
+	if c := profileChart([]proto.Num{0.01, 0.2, 0.05}, nil); c.patchable(a) {
+		t.Errorf("a profile without the needle mark is patchable")
+	}
+	if b.patchable(nil) {
+		t.Errorf("patchable over nothing shown")
+	}
+	cv := &proto.Curve{Methods: []string{"hae-ols", "topk"}, Ratios: []float64{0.1, 0.5, 1}, Err: [][]proto.Num{{0.3, 0.05, 0}, {0.4, 0.1, 0}}}
+	c3, c5 := curveChart(cv, 0.3, "hae-ols"), curveChart(cv, 0.5, "hae-ols")
+	if !c5.patchable(c3) {
+		t.Fatalf("the curve at another ratio is not patchable")
+	}
+	var changed []string
+	for i, e := range c5.Elems {
+		if !reflect.DeepEqual(e, c3.Elems[i]) {
+			changed = append(changed, e.Tag)
+		}
+	}
+	if strings.Join(changed, " ") != "line text" {
+		t.Errorf("moving the ratio changes %v, want the marker's line and label only", changed)
+	}
+	if curveChart(cv, 0.5, "topk").patchable(c3) != true {
+		t.Errorf("another primary method (thicker line) is not patchable")
 	}
 }

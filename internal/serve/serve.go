@@ -2,8 +2,9 @@
 // the built web app (web/dist) with the right MIME types (application/wasm
 // for WebAssembly) and the precompressed copy of a file when the client
 // accepts its encoding: name.br with Content-Encoding: br (preferred), else
-// name.gz with Content-Encoding: gzip. It never lists directories and
-// never serves anything outside its root.
+// name.gz with Content-Encoding: gzip. WebAssembly files may be fetched
+// from any origin (Access-Control-Allow-Origin: *). It never lists
+// directories and never serves anything outside its root.
 package serve
 
 import (
@@ -107,6 +108,13 @@ func Handler(root fs.FS) http.Handler {
 		h.Set("Content-Type", ContentType(name))
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-cache")
+		if path.Ext(name) == ".wasm" {
+			// The app's heatmap page runs in a sandboxed iframe (an opaque
+			// origin, so that the browser gives it a thread of its own):
+			// its fetch of heatmap.wasm is cross-origin. GitHub Pages
+			// sends the same header for every file.
+			h.Set("Access-Control-Allow-Origin", "*")
+		}
 		serveName := name
 		if ext := path.Ext(name); ext != ".gz" && ext != ".br" {
 			for _, enc := range encodings {

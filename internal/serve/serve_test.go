@@ -103,6 +103,15 @@ func TestHandler(t *testing.T) {
 			if got := strings.Contains(res.Header.Get("Vary"), "Accept-Encoding"); got != tc.vary {
 				t.Errorf("Vary %q, want Accept-Encoding: %v", res.Header.Get("Vary"), tc.vary)
 			}
+			// WebAssembly only may be fetched from any origin (the app's
+			// sandboxed heatmap page has an opaque one).
+			wantCORS := ""
+			if strings.HasSuffix(tc.path, ".wasm") {
+				wantCORS = "*"
+			}
+			if got := res.Header.Get("Access-Control-Allow-Origin"); got != wantCORS {
+				t.Errorf("Access-Control-Allow-Origin %q, want %q", got, wantCORS)
+			}
 			if tc.encoding != "" && res.ContentLength <= 0 {
 				t.Errorf("encoded answer without Content-Length")
 			}

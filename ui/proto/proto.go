@@ -25,6 +25,10 @@ const (
 	// (WebGPU, with the CPU as the fallback). The loaded sample is analysed
 	// again on the chosen device.
 	OpCompute = "compute"
+	// OpPrefetched is not a request: the worker sends it (Done) when it has
+	// prepared everything it speculates the focused view needs next (see
+	// Request), so that scrubbing the ratio only reuses kept caches.
+	OpPrefetched = "prefetched"
 )
 
 // Barrier reports whether op orders the queue like a load: the requests
@@ -228,6 +232,9 @@ type Maps struct {
 	// Panel selects what to draw: "all" (original | compressed | difference),
 	// or one of "orig", "comp", "diff".
 	Panel string `json:"panel"`
+	// Seq is the sender's number for the message, echoed in
+	// "heatmap-drawn" (0: none).
+	Seq int `json:"seq,omitempty"`
 }
 
 // Num is a float64 that encodes NaN and infinities as JSON null.

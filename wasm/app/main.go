@@ -32,6 +32,10 @@ func main() {
 		log.Fatalf("app: mounting on #app-mount: %v", err)
 	}
 	defer renderer.Release()
+	// index.html's haeolsQuietVugu: renders skip writing unchanged values.
+	if q := js.Global().Get("haeolsQuietVugu"); q.Type() == js.TypeFunction {
+		q.Invoke()
+	}
 	buildEnv, err := vugu.NewBuildEnv(renderer.EventEnv())
 	if err != nil {
 		log.Fatalf("app: %v", err)

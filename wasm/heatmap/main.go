@@ -8,10 +8,17 @@
 // It is meant to live in an iframe. Its parent posts proto.Maps messages as
 // {json: "...", buffers: {orig, comp, classes, segments: ArrayBuffer}}; only
 // messages whose source is the parent window and whose origin is the page's
-// own are read, the latest one wins. The renderer posts to its parent:
+// own (any origin when the page is sandboxed, as the app embeds it) are
+// read, the latest one wins: a message is decoded when the next frame
+// starts, and one that a newer message replaced before then never is. The
+// renderer posts to its parent:
 //
 //	{type: "heatmap-ready"}                       once started
-//	{type: "heatmap-drawn", rows, cols, ratio}    after drawing a new message
+//	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
+//	 wait_ms, paint_ms}                           after drawing a new message
+//	                                              (seq: the message's; drawn_at:
+//	                                              performance.timeOrigin + now(),
+//	                                              a clock the parent shares)
 //	{type: "heatmap-hover", panel, row, col, value}  when the hovered cell
 //	                                              changes (row -1 on leaving;
 //	                                              row -1 with a col: the strip)
@@ -42,14 +49,13 @@ import (
 	"github.com/haeols/haeols/ui/proto"
 )
 
-// inbox holds the latest message from the parent until Update takes it.
+// inbox holds the latest message from the parent, undecoded, until Update
+// takes it.
 type inbox struct {
 	mu    sync.Mutex
-	data  *heatmap.Data
-	reset bool // a double click asked for the whole map
-	// decodeMs is how long the data took to decode; at, when it arrived
-	// (performance.now()).
-	decodeMs, at float64
+	msg   js.Value // the message's data; undefined when there is none
+	reset bool     // a double click asked for the whole map
+	at    float64  // when the message arrived (performance.now())
 }
 
 func (b *inbox) askReset() {
@@ -66,18 +72,24 @@ func (b *inbox) takeReset() bool {
 	return r
 }
 
-func (b *inbox) put(d *heatmap.Data, decodeMs, at float64) {
+func (b *inbox) put(msg js.Value, at float64) {
 	b.mu.Lock()
-	b.data, b.decodeMs, b.at = d, decodeMs, at
+	b.msg, b.at = msg, at
 	b.mu.Unlock()
 }
 
-func (b *inbox) take() (*heatmap.Data, float64, float64) {
+func (b *inbox) pending() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d := b.data
-	b.data = nil
-	return d, b.decodeMs, b.at
+	return b.msg.Type() == js.TypeObject
+}
+
+func (b *inbox) take() (js.Value, float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.msg
+	b.msg = js.Undefined()
+	return m, b.at
 }
 
 // now is performance.now().
@@ -106,19 +118,22 @@ type game struct {
 	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
 	// decoding, and when it arrived (performance.now()).
 	decodeMs, arrived float64
+	lastNew           float64 // when the maps on screen were taken (performance.now())
+	laterSet          bool    // a timer will ask for a frame
+	laterFunc         js.Func
 }
 
-// Update takes new data, reads the mouse and keyboard and marks the canvas
-// dirty when anything visible changed.
+// Update takes and decodes the latest message, reads the mouse and keyboard
+// and marks the canvas dirty when anything visible changed.
 func (g *game) Update() error {
-	if d, dec, at := g.in.take(); d != nil {
-		g.decodeMs, g.arrived = dec, at
-		panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
-		if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
-			g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
-		}
-		g.data, g.panels, g.dirty, g.drawnMsg = d, panels, true, true
-		g.relayout()
+	// New maps at most every minRepaintMs: while a person scrubs, maps come
+	// faster than that, and painting each one (10-30 ms) would take the
+	// CPU the app page and the worker need; the latest one is drawn.
+	if wait := minRepaintMs - (now() - g.lastNew); wait > 0 && g.in.pending() {
+		g.later(wait)
+	} else if msg, at := g.in.take(); msg.Type() == js.TypeObject {
+		g.lastNew = now()
+		g.take(msg, at)
 	}
 	if g.data == nil {
 		return nil
@@ -192,6 +207,49 @@ func (g *game) Update() error {
 	return nil
 }
 
+// minRepaintMs is the shortest time between two new maps on screen.
+const minRepaintMs = 100
+
+// later asks for a frame in ms milliseconds (once: a pending request
+// stands).
+func (g *game) later(ms float64) {
+	if g.laterSet {
+		return
+	}
+	g.laterSet = true
+	if g.laterFunc.Type() != js.TypeFunction {
+		g.laterFunc = js.FuncOf(func(js.Value, []js.Value) any {
+			g.laterSet = false
+			ebiten.ScheduleFrame() //nolint:staticcheck // see main
+			return nil
+		})
+	}
+	js.Global().Call("setTimeout", g.laterFunc, ms)
+}
+
+// take decodes a message from the parent and shows its maps from the next
+// Draw on; a message that does not decode is reported and the maps shown
+// stay.
+func (g *game) take(msg js.Value, at float64) {
+	t0 := now()
+	d, err := decode(msg)
+	if err != nil {
+		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
+		post(map[string]any{"type": "heatmap-error", "error": err.Error()})
+		return
+	}
+	if d == nil {
+		return
+	}
+	g.decodeMs, g.arrived = now()-t0, at
+	panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
+	if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
+		g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
+	}
+	g.data, g.panels, g.dirty, g.drawnMsg = d, panels, true, true
+	g.relayout()
+}
+
 func (g *game) updateHover(x, y int) {
 	var ro *heatmap.Readout
 	if h, ok := g.lay.Hit(x, y, g.view); ok {
@@ -253,7 +311,8 @@ func (g *game) Draw(screen *ebiten.Image) {
 		g.drawnMsg = false
 		t1 := now()
 		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio,
-			"decode_ms": g.decodeMs, "wait_ms": t0 - g.arrived, "paint_ms": t1 - t0})
+			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
+			"decode_ms": g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0})
 	}
 }
 
@@ -285,22 +344,14 @@ func listen(in *inbox) {
 	window := js.Global().Get("window")
 	origin := window.Get("location").Get("origin").String()
 	receive := func(data js.Value) {
-		t0 := now()
-		d, err := decode(data)
-		if err != nil {
-			js.Global().Get("console").Call("error", "heatmap: "+err.Error())
-			post(map[string]any{"type": "heatmap-error", "error": err.Error()})
-			return
-		}
-		if d != nil {
-			t1 := now()
-			in.put(d, t1-t0, t1)
-			ebiten.ScheduleFrame() //nolint:staticcheck // see main
-		}
+		in.put(data, now())
+		ebiten.ScheduleFrame() //nolint:staticcheck // see main
 	}
 	cb := js.FuncOf(func(this js.Value, args []js.Value) any {
 		ev := args[0]
-		if !ev.Get("source").Equal(window.Get("parent")) || window.Get("parent").Equal(window) || ev.Get("origin").String() != origin {
+		// From the parent only; from a parent of this origin, unless this
+		// page runs sandboxed (origin "null"), as the app embeds it.
+		if !ev.Get("source").Equal(window.Get("parent")) || window.Get("parent").Equal(window) || (origin != "null" && ev.Get("origin").String() != origin) {
 			return nil
 		}
 		receive(ev.Get("data"))
@@ -319,13 +370,13 @@ func listen(in *inbox) {
 	}
 }
 
-// ring holds the float buffers of the last few messages: decoding reuses
-// the oldest instead of allocating three maps per message (the collector's
-// pauses share the page's main thread). Three: the map on screen, one
-// waiting in the inbox, and the one being decoded.
+// ring holds the float buffers of the last messages: decoding reuses the
+// older instead of allocating three maps per message. Two: the map on
+// screen and the one being decoded (Update decodes, so nothing else holds
+// one).
 type ring struct {
 	next int
-	bufs [3]struct{ orig, comp, diff []float32 }
+	bufs [2]struct{ orig, comp, diff []float32 }
 }
 
 var maps ring
@@ -404,7 +455,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	g := &game{in: &inbox{}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}}
+	g := &game{in: &inbox{msg: js.Undefined()}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}}
 	g.panels, _ = heatmap.PanelsFor("all")
 	listen(g.in)
 	ebiten.SetScreenClearedEveryFrame(false)

@@ -22,6 +22,7 @@ import (
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/ui/state"
 )
 
 // Limits on what the worker accepts, so that a wrong file gives a message
@@ -461,10 +462,12 @@ func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
 	return nil
 }
 
-// head answers one head in detail, with the attention maps when asked.
-// Once the head's cache is made (and kept), a head request that a newer
-// one superseded (check) stops without an answer: evaluating it and
-// drawing its maps would only delay the newer one.
+// head answers one head in detail, with the attention maps when asked:
+// then the numbers come first in a partial answer (Done false) and the
+// final answer repeats them with the maps. Once the head's cache is made
+// (and kept), a head request that a newer one superseded (check) stops
+// without an answer, or after its numbers: evaluating it and drawing its
+// maps would only delay the newer one.
 func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
@@ -501,6 +504,13 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	}
 	var bufs map[string][]byte
 	if req.Maps {
+		// The numbers first: they are ready now, and the maps cost as much
+		// again (a partial answer; the final one repeats them with the maps).
+		first := *hr
+		emit(proto.Response{ID: req.ID, Op: req.Op, Head: &first}, nil)
+		if check() {
+			return nil
+		}
 		am := g.Maps(c, hi)
 		hr.Rows, hr.Cols, hr.Calib = am.Rows, am.Cols, am.Calib
 		classes := make([]byte, len(c.Class))
@@ -649,7 +659,7 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	add := func(l, kv int, steps float64) {
 		pp := req.Params
 		pp.Ratio = (base + steps) / PrefetchSteps
-		if pp.Ratio > 0 && pp.Ratio <= 1 {
+		if pp.Ratio >= state.MinRatio && pp.Ratio <= state.MaxRatio {
 			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
 		}
 	}
@@ -670,6 +680,14 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	// The current ratio for every KV head too (the grid of this view).
 	for j := 0; j < s.L*s.HKV; j++ {
 		add(j/s.HKV, j%s.HKV, 0)
+	}
+	// Then every other slider position of the focused KV head, nearest
+	// first: once the worker has been idle for a few seconds, scrubbing
+	// anywhere only evaluates kept caches (Prefetch skips those already
+	// made).
+	for k := prefetchSpan + 1; k <= PrefetchSteps; k++ {
+		add(req.Layer, kv, dir*float64(k))
+		add(req.Layer, kv, -dir*float64(k-prefetchSpan/2))
 	}
 }
 

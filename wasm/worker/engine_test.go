@@ -17,6 +17,7 @@ import (
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/ui/state"
 )
 
 type sent struct {
@@ -118,8 +119,16 @@ func TestHeadMaps(t *testing.T) {
 	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1, Maps: true}, nil, rc.emit, nil)
 	s := rc.out[len(rc.out)-1]
 	h := s.r.Head
-	if s.r.Error != "" || h == nil {
+	if s.r.Error != "" || h == nil || !s.r.Done {
 		t.Fatalf("head: %+v", s.r)
+	}
+	// The numbers came first, in a partial answer without the maps.
+	if len(rc.out) < 2 {
+		t.Fatalf("%d answers, want the numbers before the maps", len(rc.out))
+	}
+	if n := rc.out[len(rc.out)-2]; n.r.ID != 3 || n.r.Done || n.r.Head == nil || len(n.bufs) != 0 ||
+		n.r.Head.Err != h.Err || n.r.Head.Stages != h.Stages || n.r.Head.Rows != 0 || !slices.Equal(n.r.Head.Profile, h.Profile) {
+		t.Errorf("partial answer %+v (%d buffers), want the final one's numbers without maps", n.r, len(n.bufs))
 	}
 	met, c, err := m.Run("hae-ols", coreParams(defParams), 0, 1)
 	if err != nil {
@@ -325,8 +334,19 @@ func TestPrefetch(t *testing.T) {
 	for e.Prefetch() {
 		n++
 	}
-	if n != prefetchSpan+prefetchSpan/2 {
-		t.Fatalf("prefetched %d caches, want %d", n, prefetchSpan+prefetchSpan/2)
+	// Every slider position of the focused KV head (the one asked for
+	// was made by the request), then nothing else: the tiny preset has
+	// one KV head.
+	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
+	if n != steps {
+		t.Fatalf("prefetched %d caches, want %d", n, steps)
+	}
+	for k := 0; k <= steps; k++ {
+		pp := p
+		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+k) / PrefetchSteps
+		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
+			t.Errorf("ratio %v not prefetched", pp.Ratio)
+		}
 	}
 	// Moving down turns the plan around.
 	p.Ratio = 0.29
@@ -407,8 +427,12 @@ func TestLoadURL(t *testing.T) {
 func TestLoop(t *testing.T) {
 	q := NewQueue()
 	answers := make(chan proto.Response, 100)
+	prefetched := make(chan struct{}, 100)
 	w := &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) {
-		if r.Done {
+		switch {
+		case r.Op == proto.OpPrefetched:
+			prefetched <- struct{}{}
+		case r.Done:
 			answers <- r
 		}
 	}}
@@ -430,7 +454,13 @@ func TestLoop(t *testing.T) {
 			t.Fatalf("answer %+v, want id %d", r, id)
 		}
 	}
-	time.Sleep(3 * PrefetchIdle) // the loop prefetches now
+	// Idle, the loop prefetches every slider position of the focused KV
+	// head and says when it is done.
+	select {
+	case <-prefetched:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no prefetched message in 20 s")
+	}
 	p := defParams
 	p.Ratio = 0.31
 	q.Push(proto.Request{ID: 4, Op: proto.OpHead, Method: "hae-ols", Params: p, Head: 1}, nil)

@@ -168,6 +168,8 @@ type Worker struct {
 	Q     *Queue
 	Emit  Emit
 	Yield func() // lets the host deliver new messages (nil: no-op)
+
+	prefetching bool // Loop prefetched since the last OpPrefetched
 }
 
 // PrefetchIdle is how long the worker must have had nothing to do (no
@@ -194,10 +196,15 @@ func (w *Worker) Loop() {
 				continue
 			}
 			if w.E.Prefetch() {
+				w.prefetching = true
 				if w.Yield != nil {
 					w.Yield()
 				}
 				continue
+			}
+			if w.prefetching {
+				w.prefetching = false
+				w.Emit(proto.Response{Op: proto.OpPrefetched, Done: true}, nil)
 			}
 			it = w.Q.Next()
 		}

@@ -154,7 +154,27 @@ func (s *Site) Requests() []string {
 }
 
 // StartSite serves the site until the test ends.
-func StartSite(t testing.TB) *Site {
+func StartSite(t testing.TB) *Site { return startSite(t, false) }
+
+// StartSiteNoCORS serves the site like a static host that sends no
+// Access-Control-Allow-Origin header: a sandboxed page cannot fetch its
+// files.
+func StartSiteNoCORS(t testing.TB) *Site { return startSite(t, true) }
+
+// noCORS drops Access-Control-Allow-Origin from the answers.
+type noCORS struct{ http.ResponseWriter }
+
+func (w noCORS) WriteHeader(code int) {
+	w.Header().Del("Access-Control-Allow-Origin")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w noCORS) Write(b []byte) (int, error) {
+	w.Header().Del("Access-Control-Allow-Origin")
+	return w.ResponseWriter.Write(b)
+}
+
+func startSite(t testing.TB, dropCORS bool) *Site {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -168,6 +188,9 @@ func StartSite(t testing.TB) *Site {
 		site.enc[r.URL.Path] = r.Header.Get("Accept-Encoding")
 		site.mu.Unlock()
 		sw := &statusWriter{ResponseWriter: w}
+		if dropCORS {
+			sw.ResponseWriter = noCORS{w}
+		}
 		h.ServeHTTP(sw, r)
 		site.mu.Lock()
 		site.ce[r.URL.Path] = w.Header().Get("Content-Encoding")
