@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/haeols/haeols/ui/proto"
 )
@@ -48,6 +49,33 @@ type Data struct {
 	Segments []int32
 	// needle marks the needle columns.
 	needle []bool
+	// ids name the values of each panel (by PanelKind): equal ids, equal
+	// values (see ShareOrig), so a renderer may reuse what it painted.
+	ids [3]uint64
+}
+
+// lastID numbers panels' values.
+var lastID atomic.Uint64
+
+// PanelID identifies the values of panel k: two Data whose panel k has
+// the same id hold the same values.
+func (d *Data) PanelID(k PanelKind) uint64 { return d.ids[k] }
+
+// ShareOrig makes d use prev's original map when the two are equal, bit
+// for bit (a new ratio of the same head leaves the original attention
+// alone): d.Orig becomes prev.Orig and keeps its panel id, so what was
+// painted of it can be reused. It reports whether they were equal.
+func (d *Data) ShareOrig(prev *Data) bool {
+	if prev == nil || prev == d || len(prev.Orig) != len(d.Orig) || prev.Maps.Rows != d.Maps.Rows || prev.Maps.Cols != d.Maps.Cols {
+		return false
+	}
+	for i, x := range d.Orig {
+		if math.Float32bits(x) != math.Float32bits(prev.Orig[i]) {
+			return false
+		}
+	}
+	d.Orig, d.ids[PanelOrig] = prev.Orig, prev.ids[PanelOrig]
+	return true
 }
 
 // Decode checks m and its buffers ("orig" and "comp": Rows x Cols
@@ -88,6 +116,9 @@ func NewData(m proto.Maps, orig, comp, diff []float32, classes, segments []byte)
 		}
 	}
 	d := &Data{Maps: m, Orig: orig, Comp: comp}
+	for k := range d.ids {
+		d.ids[k] = lastID.Add(1)
+	}
 	if cap(diff) < n {
 		diff = make([]float32, n)
 	}

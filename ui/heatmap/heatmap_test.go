@@ -692,6 +692,55 @@ func TestRenderCache(t *testing.T) {
 	}
 }
 
+// TestShareOrig checks that a message whose original map equals the one
+// shown shares it (and its panel id), that one that differs does not, and
+// that a renderer reusing the shared panel's painting paints what a fresh
+// renderer paints, through a zoom and back.
+func TestShareOrig(t *testing.T) {
+	const rows, cols = 40, 500
+	d1 := testData(t, rows, cols, 24)
+	d2 := testData(t, rows, cols, 24)
+	for i := range d2.Comp {
+		d2.Comp[i] *= 0.5 // another ratio: same original, new compressed map
+	}
+	d2.Diff = nil
+	d2, err := NewData(d2.Maps, d2.Orig, d2.Comp, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.PanelID(PanelOrig) == d1.PanelID(PanelOrig) {
+		t.Fatalf("two messages share a panel id before ShareOrig")
+	}
+	if !d2.ShareOrig(d1) || d2.PanelID(PanelOrig) != d1.PanelID(PanelOrig) || &d2.Orig[0] != &d1.Orig[0] {
+		t.Fatalf("equal original maps are not shared")
+	}
+	if d2.PanelID(PanelComp) == d1.PanelID(PanelComp) {
+		t.Errorf("the compressed maps share an id")
+	}
+	d3 := testData(t, rows, cols, 24)
+	d3.Orig[7] += 1
+	if d3.ShareOrig(d1) || d3.PanelID(PanelOrig) == d1.PanelID(PanelOrig) {
+		t.Errorf("different original maps are shared")
+	}
+	panels, _ := PanelsFor("all")
+	l := NewLayout(640, 400, panels, rows, cols, font7x13)
+	v := NewView(rows, cols)
+	cached, _ := NewRenderer("viridis")
+	a := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+	b := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+	for i, st := range []struct {
+		d *Data
+		v View
+	}{{d1, v}, {d2, v}, {d3, v}, {d2, v.Zoom(2, 0.5, 0.5)}, {d1, v}} {
+		cached.Render(a, l, st.d, st.v, nil)
+		fresh, _ := NewRenderer("viridis")
+		fresh.Render(b, l, st.d, st.v, nil)
+		if !bytes.Equal(a.Pix, b.Pix) {
+			t.Fatalf("step %d: the painting with reused panels differs from a fresh one", i)
+		}
+	}
+}
+
 func BenchmarkRender(b *testing.B) {
 	d := testData(b, 192, 1984, 128)
 	r, _ := NewRenderer("viridis")
@@ -702,13 +751,26 @@ func BenchmarkRender(b *testing.B) {
 	h, _ := l.Hit(l.Boxes[0].Map.X+100, l.Boxes[0].Map.Y+20, v)
 	ro, _ := d.Lookup(h)
 	// New data each time (what a slider move sends): alternating between two
-	// copies defeats the painting cache.
+	// copies defeats the painting cache; a new ratio of the same head
+	// (sharing the original map) repaints two panels of three.
 	d2 := *d
+	d2.ids[PanelOrig], d2.ids[PanelComp], d2.ids[PanelDiff] = lastID.Add(1), lastID.Add(1), lastID.Add(1)
+	d3 := *d
+	d3.ids[PanelComp], d3.ids[PanelDiff] = lastID.Add(1), lastID.Add(1)
 	b.Run("repaint", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			dd := d
 			if i%2 == 1 {
 				dd = &d2
+			}
+			r.Render(img, l, dd, v, nil)
+		}
+	})
+	b.Run("repaint-same-orig", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			dd := d
+			if i%2 == 1 {
+				dd = &d3
 			}
 			r.Render(img, l, dd, v, nil)
 		}

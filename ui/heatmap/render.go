@@ -166,6 +166,19 @@ type Renderer struct {
 	baseH     int
 	baseFont  Font
 	baseBoxes []Box
+	// maps caches each box's painted map: a new message whose panel holds
+	// the same values in the same memory (the original attention, which a
+	// ratio change leaves alone; see Data) is copied, not pooled again.
+	maps []mapCache
+}
+
+// mapCache is one box's painted map pixels and what they show.
+type mapCache struct {
+	id     uint64 // the panel's values (Data.PanelID)
+	view   View
+	rect   Rect
+	colors *Colors
+	pix    []byte // rect.W x rect.H RGBA
 }
 
 // NewRenderer maps values through the named colormap on DefaultScale.
@@ -221,25 +234,15 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 		return
 	}
 	cols := d.Maps.Cols
-	for _, b := range l.Boxes {
+	if len(r.maps) < len(l.Boxes) {
+		r.maps = append(r.maps, make([]mapCache, len(l.Boxes)-len(r.maps))...)
+	}
+	for bi, b := range l.Boxes {
 		if b.Map.Empty() {
 			continue
 		}
-		rs := AxisSpans(b.Map.H, v.R0, v.RSpan, v.Rows)
 		cs := AxisSpans(b.Map.W, v.C0, v.CSpan, v.Cols)
-		r.pool = Pool(r.pool, d.Panel(b.Kind), cols, rs, cs)
-		for y := 0; y < b.Map.H; y++ {
-			o := img.PixOffset(b.Map.X, b.Map.Y+y)
-			row := img.Pix[o : o+4*b.Map.W]
-			for x := 0; x < b.Map.W; x++ {
-				val := r.pool[y*b.Map.W+x]
-				c := NoData
-				if val == val {
-					c = r.Colors.At(val)
-				}
-				row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = c.R, c.G, c.B, 255
-			}
-		}
+		r.paintMap(img, bi, b.Map, d.Panel(b.Kind), d.PanelID(b.Kind), cols, v, cs)
 		// A tick left of the map where the probe rows start.
 		if c := d.Maps.Calib; c > 0 && c < d.Maps.Rows {
 			py := int(math.Floor((float64(c) - v.R0) / v.RSpan * float64(b.Map.H)))
@@ -286,6 +289,42 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 			fill(img, s.Patch, ClassColor[s.Class])
 		}
 	}
+}
+
+// paintMap paints the values src (rows x cols, row-major) under view v
+// into the rectangle m of img, pooled (see Pool) over the column spans cs,
+// or copies box bi's cached pixels when they show the same values (id)
+// the same way.
+func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, id uint64, cols int, v View, cs []Span) {
+	mc := &r.maps[bi]
+	hit := mc.pix != nil && mc.id == id && mc.view == v && mc.rect == m && mc.colors == r.Colors
+	if !hit {
+		rs := AxisSpans(m.H, v.R0, v.RSpan, v.Rows)
+		r.pool = Pool(r.pool, src, cols, rs, cs)
+	}
+	if cap(mc.pix) < 4*m.W*m.H {
+		mc.pix = make([]byte, 4*m.W*m.H)
+	}
+	mc.pix = mc.pix[:4*m.W*m.H]
+	for y := 0; y < m.H; y++ {
+		o := img.PixOffset(m.X, m.Y+y)
+		row := img.Pix[o : o+4*m.W]
+		cached := mc.pix[4*m.W*y : 4*m.W*(y+1)]
+		if hit {
+			copy(row, cached)
+			continue
+		}
+		pool := r.pool[y*m.W : (y+1)*m.W]
+		for x, val := range pool {
+			c := NoData
+			if val == val {
+				c = r.Colors.At(val)
+			}
+			row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = c.R, c.G, c.B, 255
+		}
+		copy(cached, row)
+	}
+	mc.id, mc.view, mc.rect, mc.colors = id, v, m, r.Colors
 }
 
 // Labels returns the text to draw on layout l: the header (or the waiting

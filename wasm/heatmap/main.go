@@ -208,7 +208,7 @@ func (g *game) Update() error {
 }
 
 // minRepaintMs is the shortest time between two new maps on screen.
-const minRepaintMs = 100
+const minRepaintMs = 50
 
 // later asks for a frame in ms milliseconds (once: a pending request
 // stands).
@@ -232,7 +232,7 @@ func (g *game) later(ms float64) {
 // stay.
 func (g *game) take(msg js.Value, at float64) {
 	t0 := now()
-	d, err := decode(msg)
+	d, err := decode(msg, g.data)
 	if err != nil {
 		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
 		post(map[string]any{"type": "heatmap-error", "error": err.Error()})
@@ -403,7 +403,9 @@ func floatsFrom(name string, b js.Value, dst []float32, n int) ([]float32, error
 }
 
 // decode reads {json, buffers} into Data; other messages give nil, nil.
-func decode(v js.Value) (*heatmap.Data, error) {
+// When the original map equals that of prev (the maps on screen), the new
+// Data shares prev's (Data.ShareOrig), so that its painting is reused.
+func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
 		return nil, nil
 	}
@@ -446,6 +448,13 @@ func decode(v js.Value) (*heatmap.Data, error) {
 		return nil, err
 	}
 	slot.diff = d.Diff
+	if d.ShareOrig(prev) {
+		// prev's original map (in the other slot) is d's now: move it into
+		// d's slot, so that the next message, decoded into the other slot,
+		// does not write over it.
+		other := &maps.bufs[(maps.next+1)%len(maps.bufs)]
+		slot.orig, other.orig = other.orig, slot.orig
+	}
 	maps.next = (maps.next + 1) % len(maps.bufs)
 	return d, nil
 }
