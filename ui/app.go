@@ -243,6 +243,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		}
 		c.head = r.Head
 		if r.Done && bufs.Truthy() && r.Head.Rows > 0 {
+			RecordTiming("maps", now()-c.headSentAt)
 			c.postMaps(r.Head, bufs)
 		}
 	case proto.OpPrefetched:
@@ -567,8 +568,12 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				break
 			}
 			if ms := c.mapsSent[seq.Int()%len(c.mapsSent)]; ms.seq == seq.Int() && ms.seq > 0 {
-				c.drawnMS = at.Float() - js.Global().Get("performance").Get("timeOrigin").Float() - ms.headSentAt
+				origin := js.Global().Get("performance").Get("timeOrigin").Float()
+				c.drawnMS = at.Float() - origin - ms.headSentAt
 				RecordTiming("drawn", c.drawnMS)
+				if arr := data.Get("arrived_at"); arr.Type() == js.TypeNumber {
+					RecordTiming("heatmap-arrived", arr.Float()-origin-ms.headSentAt)
+				}
 				for _, k := range []string{"decode", "wait", "paint"} {
 					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
 						RecordTiming("heatmap-"+k, v.Float())
@@ -604,7 +609,8 @@ func (c *Root) Started() bool { return c.started }
 
 // RecordTiming appends a measured latency (ms) to window.haeolsTimings[kind]
 // ("head": slider move to the head's numbers, "headCompute": the worker's
-// time on that answer, "drawn": to the heatmap drawn, "grid": to the
+// time on that answer, "maps": to its maps at this page, "heatmap-arrived":
+// at the heatmap page, "drawn": to the heatmap drawn, "grid": to the
 // primary method's whole grid; "heatmap-decode", "heatmap-wait" and
 // "heatmap-paint", the heatmap page's share of "drawn": decoding the maps,
 // waiting for its next frame, painting; the app's entry point adds "build"

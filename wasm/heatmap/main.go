@@ -15,10 +15,10 @@
 //
 //	{type: "heatmap-ready"}                       once started
 //	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
-//	 wait_ms, paint_ms}                           after drawing a new message
-//	                                              (seq: the message's; drawn_at:
-//	                                              performance.timeOrigin + now(),
-//	                                              a clock the parent shares)
+//	 arrived_at, wait_ms, paint_ms}               after drawing a new message
+//	                                              (seq: the message's; drawn_at,
+//	                                              arrived_at: performance.timeOrigin
+//	                                              + now(), a clock the parent shares)
 //	{type: "heatmap-hover", panel, row, col, value}  when the hovered cell
 //	                                              changes (row -1 on leaving;
 //	                                              row -1 with a col: the strip)
@@ -312,7 +312,8 @@ func (g *game) Draw(screen *ebiten.Image) {
 		t1 := now()
 		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio,
 			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
-			"decode_ms": g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0})
+			"arrived_at": js.Global().Get("performance").Get("timeOrigin").Float() + g.arrived,
+			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0})
 	}
 }
 
