@@ -423,21 +423,15 @@ func (c *Root) syncURL() {
 		c.urlShown = q
 	}
 	c.urlWait = true
-	if c.urlFunc.Type() != js.TypeFunction {
-		c.urlFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
-			go func() {
-				c.Env.Lock()
-				defer c.Env.UnlockOnly()
-				c.urlWait = false
-				if c.urlDirty {
-					c.urlDirty = false
-					c.syncURL()
-				}
-			}()
-			return nil
-		})
-	}
-	js.Global().Call("setTimeout", c.urlFunc, urlEveryMs)
+	f := c.lockedFunc(&c.urlFunc, func() {
+		defer c.Env.UnlockOnly()
+		c.urlWait = false
+		if c.urlDirty {
+			c.urlDirty = false
+			c.syncURL()
+		}
+	})
+	js.Global().Call("setTimeout", f, urlEveryMs)
 }
 
 // urlEveryMs is the shortest time between two writes of the address bar.
@@ -640,25 +634,17 @@ func (c *Root) renderAfter(ms int) {
 		c.Env.UnlockOnly()
 		return
 	}
-	c.laterPending = true
-	gen := c.renders
-	if c.laterFunc.Type() != js.TypeFunction {
-		c.laterFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
-			go func() {
-				c.Env.Lock()
-				c.laterPending = false
-				if c.renders != c.laterGen {
-					c.Env.UnlockOnly()
-					return
-				}
-				c.renderSoon()
-			}()
-			return nil
-		})
-	}
-	c.laterGen = gen
+	c.laterPending, c.laterGen = true, c.renders
+	f := c.lockedFunc(&c.laterFunc, func() {
+		c.laterPending = false
+		if c.renders != c.laterGen {
+			c.Env.UnlockOnly()
+			return
+		}
+		c.renderSoon()
+	})
 	c.Env.UnlockOnly()
-	js.Global().Call("setTimeout", c.laterFunc, ms)
+	js.Global().Call("setTimeout", f, ms)
 }
 
 // renderIdle releases the event lock and asks for one render when the
@@ -666,25 +652,39 @@ func (c *Root) renderAfter(ms int) {
 // for changes nobody waits for. Call it holding the lock.
 func (c *Root) renderIdle() {
 	ric := js.Global().Get("requestIdleCallback")
-	if c.renderPending || c.idlePending || ric.Type() != js.TypeFunction {
+	switch {
+	case c.renderPending || c.idlePending:
+		c.Env.UnlockOnly() // a render is on its way
+		return
+	case ric.Type() != js.TypeFunction:
 		c.renderSoon()
 		return
 	}
 	c.idlePending = true
-	if c.idleFunc.Type() != js.TypeFunction {
-		c.idleFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+	f := c.lockedFunc(&c.idleFunc, func() {
+		c.idlePending = false
+		c.renderSoon()
+	})
+	c.Env.UnlockOnly()
+	opts := js.Global().Get("Object").New()
+	opts.Set("timeout", 500)
+	ric.Invoke(f, opts)
+}
+
+// lockedFunc returns the JS callback kept in *fn, making it the first
+// time: it runs f in a goroutine of its own holding the event lock (f
+// releases it).
+func (c *Root) lockedFunc(fn *js.Func, f func()) js.Func {
+	if fn.Type() != js.TypeFunction {
+		*fn = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
 			go func() {
 				c.Env.Lock()
-				c.idlePending = false
-				c.renderSoon()
+				f()
 			}()
 			return nil
 		})
 	}
-	c.Env.UnlockOnly()
-	opts := js.Global().Get("Object").New()
-	opts.Set("timeout", 500)
-	ric.Invoke(c.idleFunc, opts)
+	return *fn
 }
 
 // renderSoon releases the event lock and asks for one render at the next
@@ -696,22 +696,16 @@ func (c *Root) renderSoon() {
 		return
 	}
 	c.renderPending = true
-	if c.renderFunc.Type() != js.TypeFunction {
-		c.renderFunc = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
-			go func() {
-				c.Env.Lock()
-				c.renderPending = false
-				c.renders++
-				c.Env.UnlockRender()
-			}()
-			return nil
-		})
-	}
+	f := c.lockedFunc(&c.renderFunc, func() {
+		c.renderPending = false
+		c.renders++
+		c.Env.UnlockRender()
+	})
 	c.Env.UnlockOnly()
 	raf := js.Global().Get("requestAnimationFrame")
 	if raf.Truthy() {
-		raf.Invoke(c.renderFunc)
+		raf.Invoke(f)
 	} else {
-		js.Global().Call("setTimeout", c.renderFunc, 16)
+		js.Global().Call("setTimeout", f, 16)
 	}
 }

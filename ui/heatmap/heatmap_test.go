@@ -757,24 +757,17 @@ func BenchmarkRender(b *testing.B) {
 	d2.ids[PanelOrig], d2.ids[PanelComp], d2.ids[PanelDiff] = lastID.Add(1), lastID.Add(1), lastID.Add(1)
 	d3 := *d
 	d3.ids[PanelComp], d3.ids[PanelDiff] = lastID.Add(1), lastID.Add(1)
-	b.Run("repaint", func(b *testing.B) {
-		for i := 0; b.Loop(); i++ {
-			dd := d
-			if i%2 == 1 {
-				dd = &d2
+	for _, bc := range []struct {
+		name  string
+		other *Data
+	}{{"repaint", &d2}, {"repaint-same-orig", &d3}} {
+		b.Run(bc.name, func(b *testing.B) {
+			pair := [2]*Data{d, bc.other}
+			for i := 0; b.Loop(); i++ {
+				r.Render(img, l, pair[i%2], v, nil)
 			}
-			r.Render(img, l, dd, v, nil)
-		}
-	})
-	b.Run("repaint-same-orig", func(b *testing.B) {
-		for i := 0; b.Loop(); i++ {
-			dd := d
-			if i%2 == 1 {
-				dd = &d3
-			}
-			r.Render(img, l, dd, v, nil)
-		}
-	})
+		})
+	}
 	b.Run("hover", func(b *testing.B) {
 		for b.Loop() {
 			r.Render(img, l, d, v, &ro)
