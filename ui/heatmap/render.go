@@ -401,12 +401,18 @@ func fill(img *image.RGBA, r Rect, c color.RGBA) {
 	b := img.Bounds()
 	x0, y0 := max(r.X, b.Min.X), max(r.Y, b.Min.Y)
 	x1, y1 := min(r.X+r.W, b.Max.X), min(r.Y+r.H, b.Max.Y)
-	for y := y0; y < y1; y++ {
+	if x1 <= x0 || y1 <= y0 {
+		return
+	}
+	// The first row pixel by pixel, the others copied from it.
+	o := img.PixOffset(x0, y0)
+	first := img.Pix[o : o+4*(x1-x0)]
+	for i := 0; i < len(first); i += 4 {
+		first[i], first[i+1], first[i+2], first[i+3] = c.R, c.G, c.B, c.A
+	}
+	for y := y0 + 1; y < y1; y++ {
 		o := img.PixOffset(x0, y)
-		for x := x0; x < x1; x++ {
-			img.Pix[o], img.Pix[o+1], img.Pix[o+2], img.Pix[o+3] = c.R, c.G, c.B, c.A
-			o += 4
-		}
+		copy(img.Pix[o:o+len(first)], first)
 	}
 }
 
