@@ -545,8 +545,8 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		c.Env.Lock()
 		if typ == "heatmap-drawn" {
 			// Only the timing readout changes: render when the page is
-			// idle, not in the middle of a scrub (a render costs the
-			// main thread, which the heatmap shares, 10-20 ms).
+			// idle, not in the middle of a scrub (a render costs this
+			// page's thread 5-20 ms).
 			defer c.renderIdle()
 		} else {
 			defer c.renderSoon()

@@ -369,6 +369,33 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 // for longer feels frozen.
 const freezeMs = 250.0
 
+// TestAppRenderQuiet checks that a render of an unchanged view writes
+// nothing into the page (index.html's haeolsQuietVugu: vugu would replace
+// every text and rewrite every attribute, and the browser would lay the
+// page out again each time).
+func TestAppRenderQuiet(t *testing.T) {
+	_, b := openApp(t, "")
+	b.WaitFor(`window.haeolsTimings && window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	MustEval[bool](b, `(() => { window.haeolsMuts = []; window.haeolsTimings.render = [];
+		new MutationObserver(l => { for (const m of l) window.haeolsMuts.push(m.type + " " + (m.attributeName || "") + " on " +
+			(m.target.nodeType === 1 ? m.target.tagName + "#" + m.target.id : m.target.nodeName + " in " + m.target.parentNode.tagName)) })
+			.observe(document.getElementById("app"), {subtree: true, attributes: true, characterData: true, childList: true});
+		return true })()`)
+	// A mouse leaving the grid renders without changing anything (no cell
+	// was hovered).
+	MustEval[bool](b, `new Promise(done => { let n = 0; const g = document.getElementById("grid");
+		const step = () => { g.dispatchEvent(new Event("mouseleave")); if (++n < 10) setTimeout(step, 40); else setTimeout(() => done(true), 300); }; step(); })`)
+	renders := MustEval[int](b, `window.haeolsTimings.render.length`)
+	muts := MustEval[[]string](b, `window.haeolsMuts`)
+	t.Logf("%d renders of an unchanged view, %d writes into the page", renders, len(muts))
+	if renders < 5 {
+		t.Fatalf("only %d renders: the test does not render", renders)
+	}
+	if len(muts) > 0 {
+		t.Errorf("renders of an unchanged view wrote into the page %d times, e.g. %v", len(muts), muts[:min(len(muts), 8)])
+	}
+}
+
 // TestAppHeatmapSandboxed checks that the app's heatmap runs in a
 // sandboxed iframe (an opaque origin: Chromium gives it a thread of its
 // own) and still draws; and that on a static host that does not let such
