@@ -99,6 +99,8 @@ type Group struct {
 	probeP       []float32 // per head, T x N: probe softmax over the prefix
 	probeM       []float32 // per head and probe: the prefix's max logit
 	probeZ       []float32 // and sum of exp(S - max)
+	mapsMu       sync.Mutex
+	maps         *origMaps // the latest head's original map (Maps)
 }
 
 // probeSoftmax returns the probe rows' softmax over the prefix alone, all

@@ -26,22 +26,36 @@ type AttentionMaps struct {
 	Orig, Comp []float32
 }
 
-// Maps computes the attention maps of the query head at index hi of g.Heads
-// for cache c.
-func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
-	n, d, w, t := g.N, g.D, g.W, g.T
-	p := g.Probes[hi]
-	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: make([]float32, (w+t)*n), Comp: make([]float32, (w+t)*n)}
-	copy(am.Orig, g.A[hi*w*n:(hi+1)*w*n])
-	if g.AttnOnly {
-		copy(am.Orig[w*n:], p.Attn)
-		keptMaps(am, c)
-		return am
+// origMaps is a group's original attention map of its latest head asked
+// for (Maps): a slider move asks for another cache of the same head.
+type origMaps struct {
+	hi     int
+	orig   []float32 // (W+T) x N
+	pm, pz []float32 // per probe row: max logit and normaliser (suffix included)
+}
+
+// origMap returns the original attention map of the query head at index
+// hi (shared: callers must not modify it) and, unless the group is
+// attention-only, its probe rows' max logit and normaliser.
+func (g *Group) origMap(hi int) *origMaps {
+	g.mapsMu.Lock()
+	defer g.mapsMu.Unlock()
+	if o := g.maps; o != nil && o.hi == hi {
+		return o
 	}
-	// Probe rows of the original: the prefix softmax, rescaled so that each
-	// row's total includes the suffix partial. pm and pz are the rows' max
-	// logit and normaliser: probe probability = exp(S - pm) / pz.
-	po := am.Orig[w*n:]
+	n, w, t := g.N, g.W, g.T
+	p := g.Probes[hi]
+	o := &origMaps{hi: hi, orig: make([]float32, (w+t)*n)}
+	copy(o.orig, g.A[hi*w*n:(hi+1)*w*n])
+	if g.AttnOnly {
+		copy(o.orig[w*n:], p.Attn)
+		g.maps = o
+		return o
+	}
+	// Probe rows: the prefix softmax, rescaled so that each row's total
+	// includes the suffix partial. pm and pz are the rows' max logit and
+	// normaliser: probe probability = exp(S - pm) / pz.
+	po := o.orig[w*n:]
 	pm, pz := make([]float32, t), make([]float32, t)
 	kernel.SoftmaxRows(po, p.S, t, n, pm, pz)
 	for i := 0; i < t; i++ {
@@ -54,6 +68,24 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 		}
 		pm[i], pz[i] = mx, tot
 	}
+	o.pm, o.pz = pm, pz
+	g.maps = o
+	return o
+}
+
+// Maps computes the attention maps of the query head at index hi of g.Heads
+// for cache c. Orig is shared by the maps of the same head (the group
+// keeps its latest head's): do not modify it.
+func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
+	n, d, w, t := g.N, g.D, g.W, g.T
+	p := g.Probes[hi]
+	o := g.origMap(hi)
+	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: o.orig, Comp: make([]float32, (w+t)*n)}
+	if g.AttnOnly {
+		keptMaps(am, c)
+		return am
+	}
+	pm, pz := o.pm, o.pz
 	if c.All {
 		copy(am.Comp, am.Orig)
 		return am

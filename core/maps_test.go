@@ -145,3 +145,37 @@ func refMaps(g *Group, c *Cache, hi int) (orig, comp []float64) {
 	}
 	return orig, comp
 }
+
+// TestMapsKeepOrig: the original map the group keeps for its latest head
+// gives the same bits as a fresh group's, whatever head was asked before,
+// and is shared by the maps of that head.
+func TestMapsKeepOrig(t *testing.T) {
+	s := testSample(7, 1, 4, 2, 320, 32)
+	s.Meta.Prefix = 256
+	g := analyzeT(t, s, 0, 1)
+	c, err := g.Compress("hae-ols", DefaultParams(0.3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range [][]int{{1}, {0, 1}, {1, 1}, {1, 0, 1}} {
+		for _, hi := range seq {
+			g.Maps(c, hi)
+		}
+		hi := seq[len(seq)-1]
+		got := g.Maps(c, hi)
+		fresh := analyzeT(t, s, 0, 1)
+		fc, err := fresh.Compress("hae-ols", DefaultParams(0.3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fresh.Maps(fc, hi)
+		for i := range want.Orig {
+			if math.Float32bits(got.Orig[i]) != math.Float32bits(want.Orig[i]) || math.Float32bits(got.Comp[i]) != math.Float32bits(want.Comp[i]) {
+				t.Fatalf("heads %v: maps differ from a fresh group's at %d", seq, i)
+			}
+		}
+		if again := g.Maps(c, hi); &again.Orig[0] != &got.Orig[0] || &again.Comp[0] == &got.Comp[0] {
+			t.Errorf("heads %v: the original map is not shared, or the compressed one is", seq)
+		}
+	}
+}

@@ -84,6 +84,7 @@ type Root struct {
 	frameStarted bool         // its program runs (it said "heatmap-ready")
 	unsandboxed  bool         // the sandboxed heatmap page failed: run it same-origin
 	pendingMaps  *pendingMaps // maps not yet posted to the heatmap page
+	mapsDirect   bool         // the worker's maps are relayed to the heatmap page
 
 	shownChart map[string]*svgChart // the chart each chart element shows
 	shownKey   map[string]chartKey  // and what it was made from
@@ -242,9 +243,13 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.head = r.Head
-		if r.Done && bufs.Truthy() && r.Head.Rows > 0 {
+		if r.Done && (r.Head.MapsDirect || r.Head.Maps != nil && bufs.Truthy()) {
+			// Direct: the maps were relayed to the heatmap page just
+			// before this answer.
 			RecordTiming("maps", now()-c.headSentAt)
-			c.postMaps(r.Head, bufs)
+			if !r.Head.MapsDirect {
+				c.postMaps(r.Head.Maps, bufs)
+			}
 		}
 	case proto.OpPrefetched:
 		// Nothing to show; the tests wait for it before they scrub a
@@ -353,7 +358,10 @@ func (c *Root) refresh() {
 	if hk != c.lastHeadKey {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
-		c.headID = c.b.send(proto.Request{Op: proto.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p, Maps: true}, nil)
+		c.headID = c.b.send(proto.Request{Op: proto.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
+			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel}, nil)
+		// The maps message's Seq is the request's ID.
+		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
 	}
 	gk := fmt.Sprint(p, c.S.Methods, c.S.Method)
 	if gk != c.lastGridKey {
@@ -467,29 +475,29 @@ type pendingMaps struct {
 	bufs js.Value
 }
 
-// postMaps forwards a head's attention maps to the heatmap iframe as a
-// proto.Maps message, transferring the buffers.
-func (c *Root) postMaps(hr *proto.HeadResult, bufs js.Value) {
-	m := proto.Maps{
-		// The renderer adds method, ratio and error, in a bitmap font
-		// (ASCII only).
-		Title:  fmt.Sprintf("layer %d, head %d", c.S.Layer, c.S.Head),
-		Method: hr.Method, Ratio: c.S.Ratio, Err: hr.Err,
-		Rows: hr.Rows, Cols: hr.Cols, Calib: hr.Calib, Panel: c.S.Panel,
-		Seq: c.headID,
-	}
-	if c.Info != nil {
-		m.TokenText = c.Info.TokenText
-		m.Needles = c.Info.Needles
-	}
+// postMaps forwards a head's attention maps (the worker's message for the
+// heatmap page) to the heatmap iframe, transferring the buffers.
+func (c *Root) postMaps(m *proto.Maps, bufs js.Value) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		c.ErrMsg = "heatmap: " + err.Error()
 		return
 	}
-	c.mapsSent[m.Seq%len(c.mapsSent)] = mapsSent{seq: m.Seq, headSentAt: c.headSentAt}
 	c.pendingMaps = &pendingMaps{json: string(b), bufs: bufs}
 	c.flushMaps()
+}
+
+// heatmapReset tells the worker that the heatmap page (re)started and
+// holds nothing: from then on the worker sends the maps as relay messages,
+// the unchanging part of a head once (proto.OpHeatmapReset), and this page
+// passes them on as they arrive (bridge), without waiting for its own
+// renders.
+func (c *Root) heatmapReset() {
+	if c.b == nil {
+		return
+	}
+	c.b.send(proto.Request{Op: proto.OpHeatmapReset}, nil)
+	c.mapsDirect = true
 }
 
 // flushMaps posts the pending maps once the heatmap page is ready. While a
@@ -576,7 +584,17 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 			}
 		case "heatmap-ready":
 			c.frameStarted = true
+			c.heatmapReset()
 		case "heatmap-error":
+			if m := data.Get("missing"); m.Type() == js.TypeString {
+				// Maps reached the heatmap page without the original map it
+				// should hold (the two disagree on what it holds): start
+				// over and ask for the head again.
+				c.heatmapReset()
+				c.lastHeadKey = ""
+				c.refresh()
+				break
+			}
 			if !c.frameStarted && !c.unsandboxed {
 				// The sandboxed page could not start its program (a
 				// static host that does not let an opaque origin fetch

@@ -32,6 +32,12 @@ func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, erro
 			return nil
 		}
 		data := args[0].Get("data")
+		if data.Get("relay").Truthy() {
+			// Maps for the heatmap page (proto.Request.Direct): passed on
+			// at once, in order, unread.
+			relay(data)
+			return nil
+		}
 		var r proto.Response
 		raw := data.Get("json")
 		if raw.Type() != js.TypeString {
@@ -55,6 +61,18 @@ func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, erro
 	})
 	b.worker.Call("addEventListener", "error", onErr)
 	return b, nil
+}
+
+// relay passes a relay message of the worker on to the heatmap page,
+// transferring its buffers. Without a heatmap page it is dropped: the
+// worker learns of a new one (proto.OpHeatmapReset) before it relays to it.
+func relay(data js.Value) {
+	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
+	if !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+		return
+	}
+	transfer := js.Global().Get("Object").Call("values", data.Get("buffers"))
+	frame.Get("contentWindow").Call("postMessage", data, "*", transfer)
 }
 
 // send posts a request with the given buffers (transferred: the page loses

@@ -343,7 +343,7 @@ func (c *Root) HostCreated(host js.Value) {
 		f.Call("setAttribute", "sandbox", "allow-scripts")
 	}
 	f.Set("src", HeatmapPage)
-	c.frameReady, c.frameStarted = false, false
+	c.frameReady, c.frameStarted, c.mapsDirect = false, false, false
 	host.Call("appendChild", f)
 }
 

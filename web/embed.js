@@ -132,7 +132,7 @@
 		}
 		const p = {ratio: st.want, lambda: params.lambda, phi: params.phi, tau: params.tau};
 		if (!st.shown || st.shown.ratio !== st.want) {
-			send({op: "head", method, params: p, layer, head, maps: true}, "method");
+			send({op: "head", method, params: p, layer, head, maps: true, panel}, "method");
 		} else if (!st.base || st.base.ratio !== st.want) {
 			send({op: "head", method: baseline, params: p, layer, head}, "base");
 		}
@@ -182,8 +182,8 @@
 			if (req.kind === "method") {
 				st.shown = res;
 				st.lastUpdateMs = performance.now() - req.t0;
-				if (!h.na && bufs.orig) {
-					postMaps(h, bufs, req.ratio);
+				if (!h.na && h.maps && bufs.orig) {
+					postMaps(h, bufs);
 				}
 			} else {
 				st.base = res;
@@ -199,14 +199,9 @@
 
 	// The heatmap iframe: send the latest maps once it is ready.
 	let pendingMaps = null;
-	function postMaps(h, bufs, ratio) {
-		const i = st.info;
-		const maps = {
-			title: `${i.name} L${layer} H${head}`, method, ratio, err: h.err,
-			rows: h.rows, cols: h.cols, calib: h.calib,
-			token_text: i.token_text || undefined, needles: i.needles || undefined, panel,
-		};
-		pendingMaps = {json: JSON.stringify(maps), buffers: {orig: bufs.orig, comp: bufs.comp, classes: bufs.classes, segments: bufs.segments}};
+	function postMaps(h, bufs) {
+		// The worker made the heatmap page's message (h.maps); forward it.
+		pendingMaps = {json: JSON.stringify(h.maps), buffers: {orig: bufs.orig, comp: bufs.comp, classes: bufs.classes, segments: bufs.segments}};
 		flushMaps();
 	}
 	function flushMaps() {

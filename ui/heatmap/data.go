@@ -49,6 +49,10 @@ type Data struct {
 	Segments []int32
 	// needle marks the needle columns.
 	needle []bool
+	// Key names the head's unchanging part (original map, token texts,
+	// needles) for a message that came with a key (see ui/proto); "" when
+	// it came without one.
+	Key string
 	// ids name the values of each panel (by PanelKind): equal ids, equal
 	// values (see ShareOrig), so a renderer may reuse what it painted.
 	ids [3]uint64
@@ -68,6 +72,10 @@ func (d *Data) PanelID(k PanelKind) uint64 { return d.ids[k] }
 func (d *Data) ShareOrig(prev *Data) bool {
 	if prev == nil || prev == d || len(prev.Orig) != len(d.Orig) || prev.Maps.Rows != d.Maps.Rows || prev.Maps.Cols != d.Maps.Cols {
 		return false
+	}
+	if len(d.Orig) > 0 && &d.Orig[0] == &prev.Orig[0] {
+		d.ids[PanelOrig] = prev.ids[PanelOrig]
+		return true
 	}
 	for i, x := range d.Orig {
 		if math.Float32bits(x) != math.Float32bits(prev.Orig[i]) {

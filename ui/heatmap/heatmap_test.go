@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -240,6 +241,65 @@ func TestPoolKeepsSpike(t *testing.T) {
 		px, py := CellPixel(tt.c, tt.w, 0, float64(tt.cols)), CellPixel(tt.r, tt.h, 0, float64(tt.rows))
 		if got := dst[py*tt.w+px]; got != 0.9 {
 			t.Errorf("%dx%d -> %dx%d: pixel (%d, %d) of the spike shows %g, want 0.9", tt.rows, tt.cols, tt.w, tt.h, px, py, got)
+		}
+	}
+}
+
+// TestPoolAgainstBlockMax compares Pool with the maximum over each
+// pixel's block taken cell by cell, on maps with NaN cells (some rows and
+// columns all NaN) and -Inf, at sizes where pixels cover one, two, three
+// or many cells, zoomed and not: the same value, NaN where every cell of
+// the block is NaN or the block is empty.
+func TestPoolAgainstBlockMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	nan, negInf := float32(math.NaN()), float32(math.Inf(-1))
+	for _, tc := range []struct {
+		rows, cols, w, h int
+		v                View
+	}{
+		{192, 1024, 988, 86, View{}},
+		{192, 1024, 330, 300, View{}},
+		{192, 1024, 1500, 700, View{}},
+		{40, 500, 97, 13, View{}},
+		{40, 500, 400, 90, View{R0: 5.5, RSpan: 11.25, C0: 100.3, CSpan: 37.9}},
+		{7, 9, 30, 30, View{R0: -2, RSpan: 12, C0: 3, CSpan: 20}},
+	} {
+		src := make([]float32, tc.rows*tc.cols)
+		for i := range src {
+			src[i] = rng.Float32()
+			switch {
+			case i/tc.cols == 3, i%tc.cols == 4, rng.IntN(50) == 0:
+				src[i] = nan
+			case rng.IntN(500) == 0:
+				src[i] = negInf
+			}
+		}
+		v := tc.v
+		if v.RSpan == 0 {
+			v = NewView(tc.rows, tc.cols)
+		}
+		rs := AxisSpans(tc.h, v.R0, v.RSpan, tc.rows)
+		cs := AxisSpans(tc.w, v.C0, v.CSpan, tc.cols)
+		got := Pool(nil, src, tc.cols, rs, cs)
+		for y, r := range rs {
+			for x, c := range cs {
+				want, any := negInf, false
+				for i := r.Lo; i < r.Hi; i++ {
+					for j := c.Lo; j < c.Hi; j++ {
+						if e := src[i*tc.cols+j]; e == e {
+							any = true
+							want = max(want, e)
+						}
+					}
+				}
+				if !any {
+					want = nan
+				}
+				g := got[y*tc.w+x]
+				if g != want && !(g != g && want != want) {
+					t.Fatalf("%dx%d -> %dx%d %+v: pixel (%d, %d) over rows %v cols %v = %v, want %v", tc.rows, tc.cols, tc.w, tc.h, v, x, y, r, c, g, want)
+				}
+			}
 		}
 	}
 }
@@ -721,6 +781,15 @@ func TestShareOrig(t *testing.T) {
 	d3.Orig[7] += 1
 	if d3.ShareOrig(d1) || d3.PanelID(PanelOrig) == d1.PanelID(PanelOrig) {
 		t.Errorf("different original maps are shared")
+	}
+	// A message that refers to the original map on screen (it came
+	// without one) is made from the same slice: shared without comparing.
+	d4, err := NewData(d2.Maps, d1.Orig, d2.Comp, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d4.ShareOrig(d1) || d4.PanelID(PanelOrig) != d1.PanelID(PanelOrig) {
+		t.Errorf("the same original map is not shared")
 	}
 	panels, _ := PanelsFor("all")
 	l := NewLayout(640, 400, panels, rows, cols, font7x13)

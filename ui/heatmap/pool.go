@@ -82,28 +82,55 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 			}
 			continue
 		}
+		// Row by row of the block: each pixel's maximum over its columns
+		// of that row, taken into the running maximum. NaN never compares
+		// greater, so it is skipped; a pixel left at -Inf is all NaN
+		// (NaN), holds -Inf, or has no columns (NaN).
+		for x := range out {
+			out[x] = negInf
+		}
+		for r := rs.Lo; r < rs.Hi; r++ {
+			poolRow(out, src[r*cols:(r+1)*cols], colSpans)
+		}
 		for x, cs := range colSpans {
-			if cs.Hi <= cs.Lo {
+			if out[x] == negInf && (cs.Hi <= cs.Lo || allNaN(src, cols, rs, cs)) {
 				out[x] = nan
-				continue
 			}
-			// NaN never compares greater, so the loop skips it; a block
-			// that left -Inf is all NaN (NaN), or holds -Inf.
-			m := negInf
-			for r := rs.Lo; r < rs.Hi; r++ {
-				for _, v := range src[r*cols+cs.Lo : r*cols+cs.Hi] {
-					if v > m {
-						m = v
-					}
-				}
-			}
-			if m == negInf && allNaN(src, cols, rs, cs) {
-				m = nan
-			}
-			out[x] = m
 		}
 	}
 	return dst
+}
+
+// poolRow raises out[x] to the largest of row's cells in colSpans[x] (NaN
+// skipped). Spans one or two cells wide, which a map about as wide as
+// its panel has, take no inner loop.
+func poolRow(out, row []float32, colSpans []Span) {
+	out = out[:len(colSpans)]
+	for x, cs := range colSpans {
+		m := out[x]
+		switch cs.Hi - cs.Lo {
+		case 0:
+		case 1:
+			if v := row[cs.Lo]; v > m {
+				m = v
+			}
+		case 2:
+			c := row[cs.Lo : cs.Lo+2 : cs.Lo+2]
+			if c[0] > m {
+				m = c[0]
+			}
+			if c[1] > m {
+				m = c[1]
+			}
+		default:
+			for _, v := range row[cs.Lo:cs.Hi] {
+				if v > m {
+					m = v
+				}
+			}
+		}
+		out[x] = m
+	}
 }
 
 // allNaN reports whether every cell of the block rs x cs is NaN.

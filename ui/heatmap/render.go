@@ -298,8 +298,9 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, id uint64, cols int, v View, cs []Span) {
 	mc := &r.maps[bi]
 	hit := mc.pix != nil && mc.id == id && mc.view == v && mc.rect == m && mc.colors == r.Colors
+	var rs []Span
 	if !hit {
-		rs := AxisSpans(m.H, v.R0, v.RSpan, v.Rows)
+		rs = AxisSpans(m.H, v.R0, v.RSpan, v.Rows)
 		r.pool = Pool(r.pool, src, cols, rs, cs)
 	}
 	if cap(mc.pix) < 4*m.W*m.H {
@@ -314,13 +315,15 @@ func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, id u
 			copy(row, cached)
 			continue
 		}
+		if y > 0 && rs[y] == rs[y-1] {
+			// An upsampled row: the same pooled values as the row above.
+			copy(row, mc.pix[4*m.W*(y-1):4*m.W*y])
+			copy(cached, row)
+			continue
+		}
 		pool := r.pool[y*m.W : (y+1)*m.W]
 		for x, val := range pool {
-			c := NoData
-			if val == val {
-				c = r.Colors.At(val)
-			}
-			row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = c.R, c.G, c.B, 255
+			*(*[4]byte)(row[4*x : 4*x+4]) = r.Colors.Pixel(val)
 		}
 		copy(cached, row)
 	}

@@ -76,6 +76,9 @@ type Colors struct {
 	Scale Scale
 	Name  string // colormap name
 	lut   [lutSize]color.RGBA
+	// px are the lut's colours as opaque RGBA bytes, and nan NoData's.
+	px  [lutSize][4]byte
+	nan [4]byte
 	// thresholds[i] is the smallest value whose lookup index is >= i
 	// (i >= 1), so Index needs no logarithm.
 	thresholds [lutSize]float32
@@ -96,7 +99,9 @@ func NewColors(s Scale, colormap string) (*Colors, error) {
 	c := &Colors{Scale: s, Name: colormap}
 	for i := range c.lut {
 		c.lut[i] = m.At(float64(i) / (lutSize - 1))
+		c.px[i] = [4]byte{c.lut[i].R, c.lut[i].G, c.lut[i].B, 255}
 	}
+	c.nan = [4]byte{NoData.R, NoData.G, NoData.B, 255}
 	// Index i covers t in [(i-0.5)/(n-1), (i+0.5)/(n-1)): round(t*(n-1)).
 	for i := 1; i < lutSize; i++ {
 		c.thresholds[i] = float32(s.Value((float64(i) - 0.5) / (lutSize - 1)))
@@ -145,6 +150,14 @@ func (c *Colors) search(v float32, lo, hi int) int {
 
 // At returns the colour of v.
 func (c *Colors) At(v float32) color.RGBA { return c.lut[c.Index(v)] }
+
+// Pixel returns the opaque RGBA bytes of v's colour, NoData's for NaN.
+func (c *Colors) Pixel(v float32) [4]byte {
+	if v != v {
+		return c.nan
+	}
+	return c.px[c.Index(v)]
+}
 
 // AtT returns the colour at t in [0, 1] of the colormap (for the legend).
 func (c *Colors) AtT(t float64) color.RGBA {

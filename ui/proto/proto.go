@@ -8,10 +8,22 @@
 // little-endian float32 (or uint8 for classes) named in the JSON, never
 // inside it. Numbers that can be NaN (metrics a method cannot produce) are
 // encoded as null via Num.
+//
+// Maps for the app's heatmap page (Request.Direct) travel as relay
+// messages, {relay: "heatmap", key, json, buffers}, which the app page
+// passes on to the heatmap page as they arrive, in order, without reading
+// them. The key names the head's unchanging part: its original map (buffer
+// "orig"), Maps.TokenText and Maps.Needles. The worker sends that part with
+// the first message of a key and leaves it out while the heatmap page still
+// holds it: both ends remember the keys sent with it in a Recent, fed the
+// same keys in the same order, so they agree on what the heatmap page
+// holds. OpHeatmapReset says the heatmap page (re)started and holds
+// nothing.
 package proto
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 )
 
@@ -29,6 +41,10 @@ const (
 	// prepared everything it speculates the focused view needs next (see
 	// Request), so that scrubbing the ratio only reuses kept caches.
 	OpPrefetched = "prefetched"
+	// OpHeatmapReset tells the worker that the app's heatmap page (re)started
+	// and holds no head's unchanging maps part. It is not queued and has no
+	// answer.
+	OpHeatmapReset = "heatmap-reset"
 )
 
 // Barrier reports whether op orders the queue like a load: the requests
@@ -52,8 +68,15 @@ type Request struct {
 	Layer   int       `json:"layer"`
 	Head    int       `json:"head"` // -1 in OpCurve: the model mean
 	Ratios  []float64 `json:"ratios,omitempty"`
-	// Maps asks OpHead for the attention maps (buffers "orig", "comp").
-	Maps bool `json:"maps,omitempty"`
+	// Maps asks OpHead for the attention maps: HeadResult.Maps with buffers
+	// "orig", "comp", "classes", "segments" on the final answer, or, with
+	// Direct, a relay message for the heatmap page just before it (see the
+	// package comment).
+	Maps   bool `json:"maps,omitempty"`
+	Direct bool `json:"direct,omitempty"`
+	// Panel is what the heatmap page draws of the maps (Maps.Panel; ""
+	// means "all").
+	Panel string `json:"panel,omitempty"`
 	// Compute is the device OpCompute asks for: "cpu" or "gpu".
 	Compute string `json:"compute,omitempty"`
 }
@@ -172,11 +195,11 @@ type HeadResult struct {
 	Stages  Stages   `json:"stages"`
 	NA      string   `json:"na,omitempty"`
 	Needles []Needle `json:"needles,omitempty"`
-	// Maps geometry (buffers "orig", "comp": Rows x Cols float32; "classes":
-	// Cols uint8 core.Class; "segments": Cols int32 little-endian).
-	Rows  int `json:"rows"`
-	Cols  int `json:"cols"`
-	Calib int `json:"calib"`
+	// Maps is the heatmap page's message for the attention maps, whose
+	// buffers come with this answer, when they were asked for and not sent
+	// to the heatmap page directly; MapsDirect says they were.
+	Maps       *Maps `json:"maps,omitempty"`
+	MapsDirect bool  `json:"maps_direct,omitempty"`
 }
 
 // Needle is a needle token's fate.
@@ -217,8 +240,10 @@ type Curve struct {
 	Err     [][]Num   `json:"err"`
 }
 
-// Maps is the message from the UI to the heatmap page (buffers "orig",
-// "comp" Rows x Cols float32, "classes" Cols uint8, "segments" Cols int32).
+// Maps is the message to the heatmap page (buffers "orig", "comp" Rows x
+// Cols float32, "classes" Cols uint8, "segments" Cols int32). The worker
+// makes it; the page that asked forwards it, or the app page relays it
+// (Request.Direct; see the package comment).
 type Maps struct {
 	Title     string   `json:"title"`
 	Method    string   `json:"method"`
@@ -236,6 +261,54 @@ type Maps struct {
 	// "heatmap-drawn" (0: none).
 	Seq int `json:"seq,omitempty"`
 }
+
+// HeadTitle is the heatmap's title for a head (the renderer adds method,
+// ratio and error, in a bitmap font: ASCII only).
+func HeadTitle(layer, head int) string { return fmt.Sprintf("layer %d, head %d", layer, head) }
+
+// RecentKeys is how many heads' unchanging maps parts the heatmap page
+// holds (each about 0.8 MB for the default sample).
+const RecentKeys = 4
+
+// Recent remembers values by key: the last RecentKeys keys put, first in,
+// first out (putting a key it holds replaces the value and does not
+// reorder). The worker and the heatmap page each keep one and put the
+// same keys in the same order, so they agree on what the heatmap page
+// holds. The zero value is empty and ready to use.
+type Recent[V any] struct {
+	keys []string
+	vals []V
+}
+
+// Get returns the value put for key, if it is still held.
+func (r *Recent[V]) Get(key string) (V, bool) {
+	for i, k := range r.keys {
+		if k == key {
+			return r.vals[i], true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Put holds v for key, forgetting the oldest key past RecentKeys.
+func (r *Recent[V]) Put(key string, v V) {
+	for i, k := range r.keys {
+		if k == key {
+			r.vals[i] = v
+			return
+		}
+	}
+	if len(r.keys) == RecentKeys {
+		var zero V
+		r.vals[0] = zero
+		r.keys, r.vals = r.keys[1:], r.vals[1:]
+	}
+	r.keys, r.vals = append(r.keys, key), append(r.vals, v)
+}
+
+// Reset forgets everything.
+func (r *Recent[V]) Reset() { r.keys, r.vals = nil, nil }
 
 // Num is a float64 that encodes NaN and infinities as JSON null.
 type Num float64

@@ -11,7 +11,10 @@
 // own (any origin when the page is sandboxed, as the app embeds it) are
 // read, the latest one wins: a message is decoded when the next frame
 // starts, and one that a newer message replaced before then never is. The
-// renderer posts to its parent:
+// messages the app relays from its worker carry a key for the head's
+// unchanging part, which comes only with the first message of a key (see
+// ui/proto); this page keeps the last proto.RecentKeys of those parts as
+// the messages arrive. The renderer posts to its parent:
 //
 //	{type: "heatmap-ready"}                       once started
 //	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
@@ -25,6 +28,9 @@
 //	{type: "heatmap-view", rows, cols, r0, rspan, c0, cspan}
 //	                                              when the visible cells change
 //	{type: "heatmap-error", error}                when a message is rejected
+//	{type: "heatmap-error", error, missing: key}  when a message refers to
+//	                                              an unchanging part this page
+//	                                              does not hold
 //
 // The mouse wheel zooms about the cursor, dragging pans, a double click (or
 // the 0 key) shows the whole map again; with the canvas focused, + and -
@@ -35,6 +41,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"math"
@@ -235,7 +242,12 @@ func (g *game) take(msg js.Value, at float64) {
 	d, err := decode(msg, g.data)
 	if err != nil {
 		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
-		post(map[string]any{"type": "heatmap-error", "error": err.Error()})
+		e := map[string]any{"type": "heatmap-error", "error": err.Error()}
+		var miss missingError
+		if errors.As(err, &miss) {
+			e["missing"] = string(miss)
+		}
+		post(e)
 		return
 	}
 	if d == nil {
@@ -355,7 +367,16 @@ func listen(in *inbox) {
 		if !ev.Get("source").Equal(window.Get("parent")) || window.Get("parent").Equal(window) || (origin != "null" && ev.Get("origin").String() != origin) {
 			return nil
 		}
-		receive(ev.Get("data"))
+		data := ev.Get("data")
+		// A message with its key's unchanging part is kept at once, before
+		// a newer message may replace it in the inbox.
+		if data.Type() != js.TypeObject {
+			return nil
+		}
+		if k, b := data.Get("key"), data.Get("buffers"); k.Type() == js.TypeString && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
+			statics.Put(k.String(), data)
+		}
+		receive(data)
 		return nil
 	})
 	window.Call("addEventListener", "message", cb)
@@ -403,9 +424,23 @@ func floatsFrom(name string, b js.Value, dst []float32, n int) ([]float32, error
 	return dst, nil
 }
 
-// decode reads {json, buffers} into Data; other messages give nil, nil.
-// When the original map equals that of prev (the maps on screen), the new
-// Data shares prev's (Data.ShareOrig), so that its painting is reused.
+// statics are the messages that came with their key's unchanging part
+// (the worker keeps the same proto.Recent of keys).
+var statics proto.Recent[js.Value]
+
+// missingError is a message's key whose unchanging part this page does
+// not hold.
+type missingError string
+
+func (k missingError) Error() string {
+	return fmt.Sprintf("maps of %q came without their original map, which this page does not hold", string(k))
+}
+
+// decode reads {json, buffers, key} into Data; other messages give nil,
+// nil. A message without buffer "orig" takes its key's unchanging part
+// (original map, token texts, needles) from the maps on screen (prev) or
+// from statics. When the original map equals that of prev, the new Data
+// shares prev's (Data.ShareOrig), so that its painting is reused.
 func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
 		return nil, nil
@@ -413,6 +448,10 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 	var m proto.Maps
 	if err := json.Unmarshal([]byte(v.Get("json").String()), &m); err != nil {
 		return nil, fmt.Errorf("maps message: %w", err)
+	}
+	key := ""
+	if k := v.Get("key"); k.Type() == js.TypeString {
+		key = k.String()
 	}
 	bufs := v.Get("buffers")
 	get := func(name string) js.Value {
@@ -438,16 +477,36 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 	n := m.Rows * m.Cols
 	slot := &maps.bufs[maps.next]
 	var err error
-	if slot.orig, err = floatsFrom("orig", get("orig"), slot.orig, n); err != nil {
-		return nil, err
+	orig, origBuf := slot.orig, get("orig")
+	if origBuf.Type() != js.TypeObject && key != "" {
+		if prev != nil && prev.Key == key && len(prev.Orig) == n {
+			orig = prev.Orig
+			m.TokenText, m.Needles = prev.Maps.TokenText, prev.Maps.Needles
+		} else if st, ok := statics.Get(key); ok {
+			var sm proto.Maps
+			if err := json.Unmarshal([]byte(st.Get("json").String()), &sm); err != nil {
+				return nil, fmt.Errorf("maps message: %w", err)
+			}
+			m.TokenText, m.Needles = sm.TokenText, sm.Needles
+			origBuf = st.Get("buffers").Get("orig")
+		} else {
+			return nil, missingError(key)
+		}
+	}
+	if origBuf.Type() == js.TypeObject || key == "" {
+		if orig, err = floatsFrom("orig", origBuf, slot.orig, n); err != nil {
+			return nil, err
+		}
+		slot.orig = orig
 	}
 	if slot.comp, err = floatsFrom("comp", get("comp"), slot.comp, n); err != nil {
 		return nil, err
 	}
-	d, err := heatmap.NewData(m, slot.orig, slot.comp, slot.diff, bytesOf("classes"), bytesOf("segments"))
+	d, err := heatmap.NewData(m, orig, slot.comp, slot.diff, bytesOf("classes"), bytesOf("segments"))
 	if err != nil {
 		return nil, err
 	}
+	d.Key = key
 	slot.diff = d.Diff
 	if d.ShareOrig(prev) {
 		// prev's original map (in the other slot) is d's now: move it into

@@ -16,6 +16,7 @@ import (
 	"math"
 	"path"
 	"strings"
+	"unsafe"
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
@@ -65,7 +66,12 @@ type Engine struct {
 	computeID     int // the latest compute request, answered again if the GPU fails
 	gpuHW, gpuAny gpuTry
 
+	// Maps, when set, takes the maps of head requests that ask for Direct
+	// delivery (in the browser: the heatmap page's MessagePort).
+	Maps MapsSink
+
 	model  *core.Model
+	gen    int // counts the models: a head's maps key (mapsKey) names its model
 	info   *proto.Info
 	caches map[cacheKey]*cacheEntry
 	order  []cacheKey
@@ -74,6 +80,30 @@ type Engine struct {
 	focus    *proto.Request
 	prefetch []cacheKey // what Prefetch still has to do for focus
 }
+
+// MapsSink sends a head's attention maps to the heatmap page directly.
+type MapsSink interface {
+	// Ready reports whether there is a receiver.
+	Ready() bool
+	// Holds reports whether the receiver holds the unchanging part of the
+	// maps named key (see ui/proto): the original map, the token texts and
+	// the needles. It is false when there is no receiver.
+	Holds(key string) bool
+	// Send posts a maps message with its buffers (without "orig" and with
+	// empty TokenText and Needles when the receiver holds key's) and
+	// reports whether it went out.
+	Send(m proto.Maps, key string, bufs map[string][]byte) bool
+}
+
+// setModel replaces the model; the maps keys of the old one no longer
+// name anything.
+func (e *Engine) setModel(m *core.Model) {
+	e.model = m
+	e.gen++
+}
+
+// mapsKey names the unchanging part of a head's maps.
+func (e *Engine) mapsKey(layer, head int) string { return fmt.Sprintf("%d/%d/%d", e.gen, layer, head) }
 
 // gpuTry is the outcome of one OpenGPU call.
 type gpuTry struct {
@@ -170,7 +200,7 @@ func (e *Engine) dropGPU(err error, emit Emit) {
 	e.gpuAny = e.gpuHW
 	if e.model != nil {
 		if m, merr := core.NewModel(e.model.Sample, core.Options{}); merr == nil {
-			e.model = m
+			e.setModel(m)
 		}
 	}
 	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
@@ -259,7 +289,8 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 	if err != nil {
 		return fmt.Errorf("load %s: %w", name, err)
 	}
-	e.model, e.info = m, infoOf(name, s)
+	e.setModel(m)
+	e.info = infoOf(name, s)
 	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
 	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 	return nil
@@ -300,7 +331,7 @@ func (e *Engine) setCompute(req proto.Request, emit Emit) error {
 		if err != nil {
 			return fmt.Errorf("compute: %w", err)
 		}
-		e.model = m
+		e.setModel(m)
 		e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
 	}
 	e.accel, e.compute, e.computeID = accel, c, req.ID
@@ -464,7 +495,8 @@ func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
 
 // head answers one head in detail, with the attention maps when asked:
 // then the numbers come first in a partial answer (Done false) and the
-// final answer repeats them with the maps. Once the head's cache is made
+// final answer repeats them with the maps, or, for maps sent directly, the
+// maps go first and the answer follows. Once the head's cache is made
 // (and kept), a head request that a newer one superseded (check) stops
 // without an answer, or after its numbers: evaluating it and drawing its
 // maps would only delay the newer one.
@@ -503,25 +535,21 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 		hr.Needles = append(hr.Needles, proto.Needle{Pos: n.Pos, Class: n.Class.String()})
 	}
 	var bufs map[string][]byte
-	if req.Maps {
+	direct := req.Direct && e.Maps != nil && e.Maps.Ready()
+	if req.Maps && !direct {
 		// The numbers first: they are ready now, and the maps cost as much
-		// again (a partial answer; the final one repeats them with the maps).
+		// again (a partial answer; the final one repeats them with the
+		// maps). Direct maps go first instead: they skip the page's
+		// thread, which the numbers keep busy rendering for a while, and
+		// the numbers come right after them.
 		first := *hr
 		emit(proto.Response{ID: req.ID, Op: req.Op, Head: &first}, nil)
 		if check() {
 			return nil
 		}
-		am := g.Maps(c, hi)
-		hr.Rows, hr.Cols, hr.Calib = am.Rows, am.Cols, am.Calib
-		classes := make([]byte, len(c.Class))
-		for i, cl := range c.Class {
-			classes[i] = byte(cl)
-		}
-		segs := make([]byte, 4*len(c.Segment))
-		for i, sg := range c.Segment {
-			binary.LittleEndian.PutUint32(segs[4*i:], uint32(sg))
-		}
-		bufs = map[string][]byte{"orig": float32LE(am.Orig), "comp": float32LE(am.Comp), "classes": classes, "segments": segs}
+	}
+	if req.Maps {
+		bufs = e.maps(req, g, c, hi, hr)
 	}
 	emit(proto.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, bufs)
 	return nil
@@ -538,14 +566,76 @@ func stagesOf(c *core.Cache) proto.Stages {
 	}
 }
 
-// float32LE encodes x as little-endian float32 bytes.
+// maps makes the heatmap page's message of the head's attention maps and
+// sends it directly when the request asks for that and a receiver takes
+// it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
+// answer with.
+func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, hr *proto.HeadResult) map[string][]byte {
+	am := g.Maps(c, hi)
+	panel := req.Panel
+	if panel == "" {
+		panel = "all"
+	}
+	m := proto.Maps{
+		Title: proto.HeadTitle(req.Layer, req.Head), Method: req.Method, Ratio: req.Params.Ratio, Err: hr.Err,
+		Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Panel: panel, Seq: req.ID,
+	}
+	classes := make([]byte, len(c.Class))
+	for i, cl := range c.Class {
+		classes[i] = byte(cl)
+	}
+	segs := make([]byte, 4*len(c.Segment))
+	for i, sg := range c.Segment {
+		binary.LittleEndian.PutUint32(segs[4*i:], uint32(sg))
+	}
+	bufs := map[string][]byte{"comp": float32LE(am.Comp), "classes": classes, "segments": segs}
+	if req.Direct && e.Maps != nil {
+		key := e.mapsKey(req.Layer, req.Head)
+		if !e.Maps.Holds(key) {
+			withStatic(&m, bufs, am, e.info)
+		}
+		if e.Maps.Send(m, key, bufs) {
+			hr.MapsDirect = true
+			return nil
+		}
+	}
+	if _, ok := bufs["orig"]; !ok {
+		withStatic(&m, bufs, am, e.info)
+	}
+	hr.Maps = &m
+	return bufs
+}
+
+// withStatic adds the unchanging part of a head's maps to m and bufs.
+func withStatic(m *proto.Maps, bufs map[string][]byte, am *core.AttentionMaps, info *proto.Info) {
+	bufs["orig"] = float32LE(am.Orig)
+	if info != nil {
+		m.TokenText, m.Needles = info.TokenText, info.Needles
+	}
+}
+
+// float32LE returns x as little-endian float32 bytes: x's own memory on a
+// little-endian machine (wasm, amd64, arm64; the bytes then share it, so x
+// must not change while they are in use), a converted copy otherwise.
 func float32LE(x []float32) []byte {
+	if len(x) == 0 {
+		return []byte{}
+	}
+	if littleEndian {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+	}
 	b := make([]byte, 4*len(x))
 	for i, v := range x {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 	}
 	return b
 }
+
+// littleEndian reports the machine's byte order.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // curve answers error vs ratio for each method, for one head (Head >= 0)
 // or the mean over all heads (Head -1). A point where the method does not

@@ -127,7 +127,7 @@ func TestHeadMaps(t *testing.T) {
 		t.Fatalf("%d answers, want the numbers before the maps", len(rc.out))
 	}
 	if n := rc.out[len(rc.out)-2]; n.r.ID != 3 || n.r.Done || n.r.Head == nil || len(n.bufs) != 0 ||
-		n.r.Head.Err != h.Err || n.r.Head.Stages != h.Stages || n.r.Head.Rows != 0 || !slices.Equal(n.r.Head.Profile, h.Profile) {
+		n.r.Head.Err != h.Err || n.r.Head.Stages != h.Stages || n.r.Head.Maps != nil || !slices.Equal(n.r.Head.Profile, h.Profile) {
 		t.Errorf("partial answer %+v (%d buffers), want the final one's numbers without maps", n.r, len(n.bufs))
 	}
 	met, c, err := m.Run("hae-ols", coreParams(defParams), 0, 1)
@@ -139,8 +139,19 @@ func TestHeadMaps(t *testing.T) {
 	}
 	g, hi, _ := m.Head(0, 1)
 	am := g.Maps(c, hi)
-	if h.Rows != am.Rows || h.Cols != am.Cols || h.Calib != am.Calib {
-		t.Fatalf("geometry %dx%d/%d, core %dx%d/%d", h.Rows, h.Cols, h.Calib, am.Rows, am.Cols, am.Calib)
+	mp := h.Maps
+	if mp == nil || h.MapsDirect {
+		t.Fatalf("final answer: maps %+v direct %v, want the message with the answer", mp, h.MapsDirect)
+	}
+	if mp.Rows != am.Rows || mp.Cols != am.Cols || mp.Calib != am.Calib {
+		t.Fatalf("geometry %dx%d/%d, core %dx%d/%d", mp.Rows, mp.Cols, mp.Calib, am.Rows, am.Cols, am.Calib)
+	}
+	if mp.Title != proto.HeadTitle(0, 1) || mp.Method != "hae-ols" || mp.Ratio != defParams.Ratio || mp.Err != h.Err || mp.Panel != "all" || mp.Seq != 3 ||
+		!slices.Equal(mp.TokenText, e.Info().TokenText) || !slices.Equal(mp.Needles, e.Info().Needles) {
+		t.Errorf("maps message %+v", mp)
+	}
+	if got := math.Float32frombits(binary.LittleEndian.Uint32(s.bufs["orig"][4*5:])); got != am.Orig[5] {
+		t.Errorf("orig[5] = %v, want %v", got, am.Orig[5])
 	}
 	for name, want := range map[string]int{"orig": 4 * am.Rows * am.Cols, "comp": 4 * am.Rows * am.Cols, "classes": am.Cols, "segments": 4 * am.Cols} {
 		if len(s.bufs[name]) != want {
@@ -153,6 +164,113 @@ func TestHeadMaps(t *testing.T) {
 	for j, cl := range c.Class {
 		if s.bufs["classes"][j] != byte(cl) || int32(binary.LittleEndian.Uint32(s.bufs["segments"][4*j:])) != c.Segment[j] {
 			t.Fatalf("class/segment %d differ", j)
+		}
+	}
+}
+
+// sink is a MapsSink that records what it is sent, holding keys as the
+// heatmap page does.
+type sink struct {
+	held proto.Recent[struct{}]
+	sent []sinkMsg
+	down bool // refuses to send
+}
+
+type sinkMsg struct {
+	m    proto.Maps
+	key  string
+	bufs map[string][]byte
+}
+
+func (k *sink) Ready() bool { return !k.down }
+
+func (k *sink) Holds(key string) bool {
+	_, ok := k.held.Get(key)
+	return ok && !k.down
+}
+
+func (k *sink) Send(m proto.Maps, key string, bufs map[string][]byte) bool {
+	if k.down {
+		return false
+	}
+	if _, ok := bufs["orig"]; ok {
+		k.held.Put(key, struct{}{})
+	}
+	k.sent = append(k.sent, sinkMsg{m, key, bufs})
+	return true
+}
+
+// TestHeadMapsDirect: Direct maps go to the sink before the answer, the
+// unchanging part (original map, token texts, needles) once per head and
+// model; without a sink that takes them, or without Direct, they come with
+// the final answer, after a partial one with the numbers.
+func TestHeadMapsDirect(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	k := &sink{}
+	e.Maps = k
+	id := 10
+	head := func(layer, h int, ratio float64, direct bool) *proto.HeadResult {
+		id++
+		p := defParams
+		p.Ratio = ratio
+		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: layer, Head: h, Maps: true, Direct: direct, Panel: "comp"}, nil, rc.emit, nil)
+		r := rc.last()
+		if r.Error != "" || r.Head == nil || !r.Done {
+			t.Fatalf("head %d/%d: %+v", layer, h, r)
+		}
+		return r.Head
+	}
+	steps := []struct {
+		layer, head int
+		ratio       float64
+		direct      bool
+		down        bool
+		static      bool // the orig buffer, token texts and needles go along
+		newModel    bool // a load before this step
+	}{
+		{0, 1, 0.3, true, false, true, false},
+		{0, 1, 0.2, true, false, false, false},
+		{0, 0, 0.2, true, false, true, false},
+		{0, 1, 0.4, true, false, false, false}, // still held
+		{0, 1, 0.4, false, false, true, false}, // not direct: with the answer
+		{0, 1, 0.5, true, true, true, false},   // the sink refuses: with the answer
+		{0, 1, 0.5, true, false, true, true},   // a new model: new keys
+	}
+	for i, st := range steps {
+		if st.newModel {
+			e.Handle(proto.Request{ID: 99, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+		}
+		k.down = st.down
+		n, answers := len(k.sent), len(rc.out)
+		hr := head(st.layer, st.head, st.ratio, st.direct)
+		// Direct maps go first and one answer follows; otherwise the
+		// numbers come first in a partial answer.
+		if want := map[bool]int{true: 1, false: 2}[st.direct && !st.down]; len(rc.out)-answers != want {
+			t.Errorf("step %d: %d answers, want %d", i, len(rc.out)-answers, want)
+		}
+		var m proto.Maps
+		var bufs map[string][]byte
+		if st.direct && !st.down {
+			if !hr.MapsDirect || hr.Maps != nil || len(k.sent) != n+1 || len(rc.out[len(rc.out)-1].bufs) != 0 {
+				t.Fatalf("step %d: direct %v maps %v, %d sent, %d buffers with the answer", i, hr.MapsDirect, hr.Maps, len(k.sent)-n, len(rc.out[len(rc.out)-1].bufs))
+			}
+			s := k.sent[n]
+			m, bufs = s.m, s.bufs
+			if want := e.mapsKey(st.layer, st.head); s.key != want {
+				t.Errorf("step %d: key %q, want %q", i, s.key, want)
+			}
+		} else {
+			if hr.MapsDirect || hr.Maps == nil || len(k.sent) != n {
+				t.Fatalf("step %d: direct %v maps %v, %d sent", i, hr.MapsDirect, hr.Maps, len(k.sent)-n)
+			}
+			m, bufs = *hr.Maps, rc.out[len(rc.out)-1].bufs
+		}
+		_, hasOrig := bufs["orig"]
+		if hasOrig != st.static || (len(m.TokenText) > 0) != st.static {
+			t.Errorf("step %d: orig %v, %d token texts; want the unchanging part %v", i, hasOrig, len(m.TokenText), st.static)
+		}
+		if m.Seq != id || m.Panel != "comp" || m.Ratio != st.ratio || m.Title != proto.HeadTitle(st.layer, st.head) || len(bufs["comp"]) != 4*m.Rows*m.Cols {
+			t.Errorf("step %d: message %+v with %d comp bytes", i, m, len(bufs["comp"]))
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall/js"
 
 	"github.com/haeols/haeols/core"
@@ -18,7 +19,8 @@ import (
 func Run() {
 	self := js.Global()
 	q := NewQueue()
-	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU}, Q: q, Emit: post, Yield: newYield()}
+	relay := &relaySink{}
+	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay}, Q: q, Emit: post, Yield: newYield()}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		data := args[0]
@@ -30,6 +32,10 @@ func Run() {
 		}
 		if err := json.Unmarshal([]byte(raw.String()), &req); err != nil {
 			post(proto.Response{Error: fmt.Sprintf("worker: bad request json: %v", err), Done: true}, nil)
+			return nil
+		}
+		if req.Op == proto.OpHeatmapReset {
+			relay.reset()
 			return nil
 		}
 		bufs := map[string][]byte{}
@@ -68,8 +74,15 @@ func post(r proto.Response, bufs map[string][]byte) {
 		b, _ = json.Marshal(proto.Response{ID: r.ID, Op: r.Op, Error: "worker: encoding the answer: " + err.Error(), Done: true})
 		bufs = nil
 	}
+	msg, transfer := message(string(b), bufs)
+	js.Global().Call("postMessage", msg, transfer)
+}
+
+// message makes {json, buffers} with the buffers copied into ArrayBuffers,
+// and the list of those to transfer.
+func message(text string, bufs map[string][]byte) (js.Value, js.Value) {
 	msg := js.Global().Get("Object").New()
-	msg.Set("json", string(b))
+	msg.Set("json", text)
 	buffers := js.Global().Get("Object").New()
 	transfer := js.Global().Get("Array").New()
 	for name, data := range bufs {
@@ -80,7 +93,58 @@ func post(r proto.Response, bufs map[string][]byte) {
 		transfer.Call("push", ab)
 	}
 	msg.Set("buffers", buffers)
+	return msg, transfer
+}
+
+// relaySink is the Engine's MapsSink in the browser: relay messages that
+// the app page passes on to its heatmap page as they come, and the keys
+// whose unchanging part went with them (the heatmap page keeps the same
+// proto.Recent).
+type relaySink struct {
+	mu    sync.Mutex
+	ready bool // the app's heatmap page started (OpHeatmapReset)
+	held  proto.Recent[struct{}]
+}
+
+// reset records that the heatmap page (re)started: it holds nothing.
+func (s *relaySink) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = true
+	s.held.Reset()
+}
+
+func (s *relaySink) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ready
+}
+
+func (s *relaySink) Holds(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.held.Get(key)
+	return ok && s.ready
+}
+
+func (s *relaySink) Send(m proto.Maps, key string, bufs map[string][]byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ready {
+		return false
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false
+	}
+	msg, transfer := message(string(b), bufs)
+	msg.Set("relay", "heatmap")
+	msg.Set("key", key)
 	js.Global().Call("postMessage", msg, transfer)
+	if _, ok := bufs["orig"]; ok {
+		s.held.Put(key, struct{}{})
+	}
+	return true
 }
 
 // newYield returns a function that lets the event loop run once (so that

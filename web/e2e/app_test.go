@@ -257,7 +257,7 @@ func appShot(t *testing.T, b *Browser, name string) {
 // "longtask") while scrubbing. Twice: cold, right after the page showed its
 // first answers (0.30 down to 0.10: nearly every step compresses anew), and
 // warm, once the worker says it prepared every slider position of the
-// selected head (0.10 back up to 0.30).
+// selected head (0.10 back up to 0.30); then single moves on an idle page.
 func TestAppScrubLatency(t *testing.T) {
 	_, b := openApp(t, "")
 	// Let the initial curve and heatmap settle.
@@ -266,7 +266,35 @@ func TestAppScrubLatency(t *testing.T) {
 	MustEval[bool](b, `(() => { window.haeolsTimings = {}; return true })()`)
 	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	scrubLatency(t, b, "warm", 10, 30)
+	singleMoves(t, b)
 	b.Screenshot("app-scrubbed")
+}
+
+// singleMoves moves the ratio slider one step at a time on an idle page
+// (1.5 s apart) and logs, per move, the time to the head's numbers and to
+// the heatmap drawn, and where the maps were on the way.
+func singleMoves(t *testing.T, b *Browser) {
+	t.Helper()
+	var heads, drawn []float64
+	for i, r := range []float64{0.25, 0.2, 0.15, 0.2, 0.25, 0.3} {
+		MustEval[bool](b, fmt.Sprintf(`(() => { window.haeolsTimings = {}; const s = document.getElementById("ratio");
+			s.value = "%.2f"; s.dispatchEvent(new Event("input", {bubbles: true})); return true })()`, r))
+		b.WaitFor(`window.haeolsTimings.drawn && window.haeolsTimings.drawn.length > 0`, 30*time.Second, `JSON.stringify(window.haeolsTimings)`)
+		time.Sleep(1500 * time.Millisecond)
+		tm := MustEval[map[string][]float64](b, `Object.fromEntries(["head", "headCompute", "maps", "heatmap-arrived", "drawn", "heatmap-decode", "heatmap-paint"].map(k => [k, window.haeolsTimings[k] || []]))`)
+		first := func(k string) float64 {
+			if len(tm[k]) == 0 {
+				return -1
+			}
+			return tm[k][0]
+		}
+		heads, drawn = append(heads, first("head")), append(drawn, first("drawn"))
+		t.Logf("idle move %d to %.2f: numbers %.0f ms (worker %.0f ms), maps at the heatmap page %.0f ms, drawn %.0f ms (decode %.0f ms, paint %.0f ms)",
+			i, r, first("head"), first("headCompute"), first("heatmap-arrived"), first("drawn"), first("heatmap-decode"), first("heatmap-paint"))
+	}
+	sort.Float64s(heads)
+	sort.Float64s(drawn)
+	t.Logf("idle moves: numbers median %.0f ms, heatmap drawn median %.0f ms", heads[len(heads)/2], drawn[len(drawn)/2])
 }
 
 // scrubLatency moves the ratio slider from from/100 to to/100 one step
