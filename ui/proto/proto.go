@@ -270,11 +270,14 @@ func HeadTitle(layer, head int) string { return fmt.Sprintf("layer %d, head %d",
 // holds (each about 0.8 MB for the default sample).
 const RecentKeys = 4
 
-// Recent remembers values by key: the last RecentKeys keys put, first in,
-// first out (putting a key it holds replaces the value and does not
-// reorder). The worker and the heatmap page each keep one and put the
-// same keys in the same order, so they agree on what the heatmap page
-// holds. The zero value is empty and ready to use.
+// Recent remembers values by key: the last RecentKeys distinct keys put,
+// oldest out first (putting a key it holds makes it the newest). The
+// worker and the heatmap page each keep one and put the same keys in the
+// same order, so they agree on what the heatmap page holds; and when the
+// worker's starts afresh (OpHeatmapReset) while the page's does not, the
+// worker's keys stay the newest of the page's, so the page still holds
+// every key the worker thinks it does. The zero value is empty and ready
+// to use.
 type Recent[V any] struct {
 	keys []string
 	vals []V
@@ -295,8 +298,9 @@ func (r *Recent[V]) Get(key string) (V, bool) {
 func (r *Recent[V]) Put(key string, v V) {
 	for i, k := range r.keys {
 		if k == key {
-			r.vals[i] = v
-			return
+			r.keys = append(r.keys[:i], r.keys[i+1:]...)
+			r.vals = append(r.vals[:i], r.vals[i+1:]...)
+			break
 		}
 	}
 	if len(r.keys) == RecentKeys {

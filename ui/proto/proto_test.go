@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestRecent: the last RecentKeys keys put are held, first in first out; a
-// key put again keeps its place and takes the new value.
+// TestRecent: the last RecentKeys distinct keys put are held, oldest out
+// first; a key put again becomes the newest and takes the new value.
 func TestRecent(t *testing.T) {
 	tests := []struct {
 		name string
@@ -19,7 +19,7 @@ func TestRecent(t *testing.T) {
 		{"empty", nil, nil, []string{"a"}},
 		{"under the limit", []string{"a", "b"}, []string{"a", "b"}, []string{"c"}},
 		{"oldest goes", []string{"a", "b", "c", "d", "e"}, []string{"b", "c", "d", "e"}, []string{"a"}},
-		{"a repeated key keeps its place", []string{"a", "b", "a", "c", "d", "e"}, []string{"b", "c", "d", "e"}, []string{"a"}},
+		{"a repeated key becomes the newest", []string{"a", "b", "a", "c", "d", "e"}, []string{"a", "c", "d", "e"}, []string{"b"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +74,31 @@ func TestRecentAgree(t *testing.T) {
 			_, hb := b.Get(kj)
 			if ha != hb {
 				t.Fatalf("step %d: key %s held by one end only (%v, %v)", i, kj, ha, hb)
+			}
+		}
+	}
+}
+
+// TestRecentReset: after one end starts afresh, every key it holds is
+// still held by the other, which kept its old keys.
+func TestRecentReset(t *testing.T) {
+	var worker Recent[struct{}]
+	var page Recent[string]
+	for _, k := range []string{"a", "b", "c", "d"} {
+		worker.Put(k, struct{}{})
+		page.Put(k, k)
+	}
+	worker.Reset()
+	for i, k := range []string{"a", "e", "f", "g", "b", "h", "a"} {
+		if _, ok := worker.Get(k); !ok {
+			worker.Put(k, struct{}{})
+			page.Put(k, k)
+		}
+		for _, h := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+			if _, w := worker.Get(h); w {
+				if _, p := page.Get(h); !p {
+					t.Fatalf("step %d: the worker holds %q, the page does not", i, h)
+				}
 			}
 		}
 	}
