@@ -77,7 +77,7 @@ type Root struct {
 
 	headSentAt, gridSentAt  float64     // performance.now() of the requests
 	headTimedID             int         // the head request whose answer was timed
-	mapsSent                [8]mapsSent // the latest maps posted, by Maps.Seq % 8
+	mapsSent                [8]mapsSent // the latest head requests with maps, by ID (= Maps.Seq) % 8
 	headMS, gridMS, drawnMS float64     // the latest measured latencies
 
 	frameReady   bool         // the heatmap page listens
