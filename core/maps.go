@@ -76,11 +76,20 @@ func (g *Group) origMap(hi int) *origMaps {
 // Maps computes the attention maps of the query head at index hi of g.Heads
 // for cache c. Orig is shared by the maps of the same head (the group
 // keeps its latest head's): do not modify it.
-func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
+func (g *Group) Maps(c *Cache, hi int) *AttentionMaps { return g.MapsInto(nil, c, hi) }
+
+// MapsInto is Maps with Comp written into comp when it has room (a caller
+// drawing one map after another need not allocate one each time).
+func (g *Group) MapsInto(comp []float32, c *Cache, hi int) *AttentionMaps {
 	n, d, w, t := g.N, g.D, g.W, g.T
 	p := g.Probes[hi]
 	o := g.origMap(hi)
-	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: o.orig, Comp: make([]float32, (w+t)*n)}
+	if cap(comp) < (w+t)*n {
+		comp = make([]float32, (w+t)*n)
+	}
+	comp = comp[:(w+t)*n]
+	clear(comp)
+	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: o.orig, Comp: comp}
 	if g.AttnOnly {
 		keptMaps(am, c)
 		return am
@@ -160,7 +169,9 @@ func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
 		sr := syn[r*c.C : (r+1)*c.C]
 		m2 := m
 		for _, x := range sr {
-			m2 = max(m2, x)
+			if x > m2 {
+				m2 = x
+			}
 		}
 		var kept float32
 		for _, j := range c.Exact {

@@ -237,6 +237,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			c.headMS = now() - c.headSentAt
 			RecordTiming("head", c.headMS)
 			RecordTiming("headCompute", r.ComputeMs)
+			RecordTiming("headQueued", r.QueuedMs)
 		}
 		if r.Error != "" {
 			c.ErrMsg = "Head: " + r.Error
@@ -359,7 +360,7 @@ func (c *Root) refresh() {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
 		c.headID = c.b.send(proto.Request{Op: proto.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
-			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel}, nil)
+			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel, SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.headSentAt}, nil)
 		// The maps message's Seq is the request's ID.
 		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
 	}
@@ -573,10 +574,12 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				origin := js.Global().Get("performance").Get("timeOrigin").Float()
 				c.drawnMS = at.Float() - origin - ms.headSentAt
 				RecordTiming("drawn", c.drawnMS)
-				if arr := data.Get("arrived_at"); arr.Type() == js.TypeNumber {
-					RecordTiming("heatmap-arrived", arr.Float()-origin-ms.headSentAt)
+				for _, k := range []string{"posted", "relayed", "arrived"} {
+					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
+						RecordTiming("heatmap-"+k, at.Float()-origin-ms.headSentAt)
+					}
 				}
-				for _, k := range []string{"decode", "wait", "paint"} {
+				for _, k := range []string{"decode", "wait", "paint", "pixels"} {
 					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
 						RecordTiming("heatmap-"+k, v.Float())
 					}

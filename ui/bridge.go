@@ -72,6 +72,8 @@ func relay(data js.Value) {
 		return
 	}
 	transfer := js.Global().Get("Object").Call("values", data.Get("buffers"))
+	perf := js.Global().Get("performance")
+	data.Set("relayed_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
 	frame.Get("contentWindow").Call("postMessage", data, "*", transfer)
 }
 

@@ -43,6 +43,8 @@ type Data struct {
 	Orig, Comp []float32
 	// Diff is |Comp - Orig|, cell by cell.
 	Diff []float32
+	// NaN is false when no cell of Orig, Comp or Diff is NaN.
+	NaN bool
 	// Classes and Segments have Cols entries, or are nil when the message
 	// carried none.
 	Classes  []Class
@@ -132,8 +134,12 @@ func NewData(m proto.Maps, orig, comp, diff []float32, classes, segments []byte)
 	}
 	d.Diff = diff[:n]
 	for i, x := range comp {
-		// |comp - orig| by clearing the sign bit.
-		d.Diff[i] = math.Float32frombits(math.Float32bits(x-orig[i]) &^ (1 << 31))
+		// |comp - orig| by clearing the sign bit; NaN when either is.
+		b := math.Float32bits(x-orig[i]) &^ (1 << 31)
+		d.Diff[i] = math.Float32frombits(b)
+		if b > 0x7f800000 {
+			d.NaN = true
+		}
 	}
 	if len(classes) > 0 {
 		if len(classes) != m.Cols {

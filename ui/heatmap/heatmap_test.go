@@ -249,7 +249,8 @@ func TestPoolKeepsSpike(t *testing.T) {
 // pixel's block taken cell by cell, on maps with NaN cells (some rows and
 // columns all NaN) and -Inf, at sizes where pixels cover one, two, three
 // or many cells, zoomed and not: the same value, NaN where every cell of
-// the block is NaN or the block is empty.
+// the block is NaN or the block is empty. PoolNoNaN gets the same maps
+// with the NaN cells replaced by numbers.
 func TestPoolAgainstBlockMax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	nan, negInf := float32(math.NaN()), float32(math.Inf(-1))
@@ -280,25 +281,38 @@ func TestPoolAgainstBlockMax(t *testing.T) {
 		}
 		rs := AxisSpans(tc.h, v.R0, v.RSpan, tc.rows)
 		cs := AxisSpans(tc.w, v.C0, v.CSpan, tc.cols)
-		got := Pool(nil, src, tc.cols, rs, cs)
-		for y, r := range rs {
-			for x, c := range cs {
-				want, any := negInf, false
-				for i := r.Lo; i < r.Hi; i++ {
-					for j := c.Lo; j < c.Hi; j++ {
-						if e := src[i*tc.cols+j]; e == e {
-							any = true
-							want = max(want, e)
-						}
+		checkPool(t, Pool(nil, src, tc.cols, rs, cs), src, tc.cols, rs, cs)
+		for i, x := range src {
+			if x != x {
+				src[i] = rng.Float32()
+			}
+		}
+		checkPool(t, PoolNoNaN(nil, src, tc.cols, rs, cs), src, tc.cols, rs, cs)
+	}
+}
+
+// checkPool compares the pooled map got with the maximum over each
+// pixel's block taken cell by cell.
+func checkPool(t *testing.T, got, src []float32, cols int, rs, cs []Span) {
+	t.Helper()
+	nan, negInf := float32(math.NaN()), float32(math.Inf(-1))
+	w := len(cs)
+	for y, r := range rs {
+		for x, c := range cs {
+			want, any := negInf, false
+			for i := r.Lo; i < r.Hi; i++ {
+				for j := c.Lo; j < c.Hi; j++ {
+					if e := src[i*cols+j]; e == e {
+						any = true
+						want = max(want, e)
 					}
 				}
-				if !any {
-					want = nan
-				}
-				g := got[y*tc.w+x]
-				if g != want && !(g != g && want != want) {
-					t.Fatalf("%dx%d -> %dx%d %+v: pixel (%d, %d) over rows %v cols %v = %v, want %v", tc.rows, tc.cols, tc.w, tc.h, v, x, y, r, c, g, want)
-				}
+			}
+			if !any {
+				want = nan
+			}
+			if g := got[y*w+x]; g != want && !(g != g && want != want) {
+				t.Fatalf("%d x %d cells -> %d x %d pixels: pixel (%d, %d) over rows %v cols %v = %v, want %v", len(src)/cols, cols, w, len(rs), x, y, r, c, g, want)
 			}
 		}
 	}
@@ -877,6 +891,44 @@ func TestColorsIndexByPrefix(t *testing.T) {
 	}
 }
 
+// TestColorsPixelByPrefix checks Pixel, which reads most floats' colour
+// from a table by their top bits, against the comparison with the
+// thresholds (slowPixel) for floats of every bit prefix, both signs,
+// NaNs and infinities included, and the thresholds themselves.
+func TestColorsPixelByPrefix(t *testing.T) {
+	for _, name := range assets.ColormapNames() {
+		c, err := NewColors(DefaultScale(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []float32
+		for p := uint32(0); p < 1<<16; p++ {
+			for _, low := range []uint32{0, 1, 0x7fff, 0x8000, 0xfffe, 0xffff, (p * 2654435761) & 0xffff} {
+				vs = append(vs, math.Float32frombits(p<<16|low))
+			}
+		}
+		for _, th := range c.thresholds {
+			vs = append(vs, th, math.Nextafter32(th, 0), math.Nextafter32(th, 2), -th)
+		}
+		vs = append(vs, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)))
+		for _, v := range vs {
+			if got, want := c.Pixel(v), c.px[c.slowPixel(v)]; got != want {
+				t.Fatalf("%s: Pixel(%g [%#08x]) = %v, by comparison %v", name, v, math.Float32bits(v), got, want)
+			}
+		}
+		row := make([]byte, 4*len(vs))
+		c.PixelRow(row, vs)
+		for i, v := range vs {
+			if got, want := [4]byte(row[4*i:4*i+4]), c.Pixel(v); got != want {
+				t.Fatalf("%s: PixelRow at %g [%#08x] wrote %v, Pixel %v", name, v, math.Float32bits(v), got, want)
+			}
+		}
+		if got := c.Pixel(float32(math.NaN())); got != [4]byte{NoData.R, NoData.G, NoData.B, 255} {
+			t.Errorf("%s: Pixel(NaN) = %v, want NoData", name, got)
+		}
+	}
+}
+
 // TestNewDataReusesDiff checks NewData: Diff is |comp - orig| written into
 // the buffer given when it has room, wrong lengths and shapes are errors.
 func TestNewDataReusesDiff(t *testing.T) {
@@ -890,6 +942,12 @@ func TestNewDataReusesDiff(t *testing.T) {
 	}
 	if &d.Diff[0] != &diff[0] {
 		t.Errorf("Diff was not written into the buffer given")
+	}
+	if !d.NaN {
+		t.Errorf("NaN is false for a compressed map with a NaN cell")
+	}
+	if d2, err := NewData(m, orig, orig, nil, nil, nil); err != nil || d2.NaN {
+		t.Errorf("NewData without NaN cells: NaN %v, error %v; want false, nil", d2 != nil && d2.NaN, err)
 	}
 	for i := range orig {
 		want := float32(math.Abs(float64(comp[i] - orig[i])))

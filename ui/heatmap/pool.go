@@ -63,6 +63,16 @@ func CellPixel(c int, n int, start, count float64) int {
 // empty. dst is reused when it has room; the result is returned. The maximum
 // of NaN cells is NaN only when every cell is NaN.
 func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
+	return pool(dst, src, cols, rowSpans, colSpans, true)
+}
+
+// PoolNoNaN is Pool for a map that holds no NaN (see Data.NaN), a little
+// faster: it skips the search for pixels over NaN cells only.
+func PoolNoNaN(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
+	return pool(dst, src, cols, rowSpans, colSpans, false)
+}
+
+func pool(dst, src []float32, cols int, rowSpans, colSpans []Span, mayNaN bool) []float32 {
 	w, h := len(colSpans), len(rowSpans)
 	if cap(dst) < w*h {
 		dst = make([]float32, w*h)
@@ -70,6 +80,16 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 	dst = dst[:w*h]
 	nan := float32(math.NaN())
 	negInf := float32(math.Inf(-1))
+	// The columns the pixels use, and per pixel row their maxima over the
+	// row span (NaN skipped: it never compares greater, so a column of
+	// only NaN cells stays -Inf).
+	clo, chi := cols, 0
+	for _, cs := range colSpans {
+		if cs.Hi > cs.Lo {
+			clo, chi = min(clo, cs.Lo), max(chi, cs.Hi)
+		}
+	}
+	colMax := make([]float32, max(chi-clo, 0))
 	for y, rs := range rowSpans {
 		out := dst[y*w : (y+1)*w]
 		if y > 0 && rs == rowSpans[y-1] {
@@ -82,16 +102,23 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 			}
 			continue
 		}
-		// Row by row of the block: each pixel's maximum over its columns
-		// of that row, taken into the running maximum. NaN never compares
-		// greater, so it is skipped; a pixel left at -Inf is all NaN
-		// (NaN), holds -Inf, or has no columns (NaN).
-		for x := range out {
-			out[x] = negInf
+		r0 := rs.Lo
+		if mayNaN {
+			for c := range colMax {
+				colMax[c] = negInf
+			}
+		} else {
+			copy(colMax, src[r0*cols+clo:r0*cols+chi])
+			r0++
 		}
-		for r := rs.Lo; r < rs.Hi; r++ {
-			poolRow(out, src[r*cols:(r+1)*cols], colSpans)
+		for r := r0; r < rs.Hi; r++ {
+			maxInto(colMax, src[r*cols+clo:r*cols+chi])
 		}
+		if narrow := poolSpans(out, colMax, clo, colSpans); !mayNaN && narrow {
+			continue
+		}
+		// A pixel left at -Inf is all NaN (NaN), holds -Inf, or has no
+		// columns (NaN).
 		for x, cs := range colSpans {
 			if out[x] == negInf && (cs.Hi <= cs.Lo || allNaN(src, cols, rs, cs)) {
 				out[x] = nan
@@ -101,29 +128,46 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 	return dst
 }
 
-// poolRow raises out[x] to the largest of row's cells in colSpans[x] (NaN
-// skipped). Spans one or two cells wide, which a map about as wide as
-// its panel has, take no inner loop.
-func poolRow(out, row []float32, colSpans []Span) {
+// maxInto raises m[c] to row[c] where that is greater (NaN skipped).
+func maxInto(m, row []float32) {
+	row = row[:len(m)]
+	for c, v := range row {
+		if v > m[c] {
+			m[c] = v
+		}
+	}
+}
+
+// poolSpans sets out[x] to the largest of colMax over colSpans[x] (colMax
+// starts at column lo and holds no NaN), -Inf for an empty span. When every
+// span is one or two cells wide, as for a map about as wide as its panel,
+// each pixel takes its span's first and last cell, with no inner loop and
+// no switch (which cost more than the comparisons in Go's wasm code). It
+// reports whether that was so (no span is empty then).
+func poolSpans(out, colMax []float32, lo int, colSpans []Span) bool {
 	out = out[:len(colSpans)]
-	for x, cs := range colSpans {
-		m := out[x]
-		switch cs.Hi - cs.Lo {
-		case 0:
-		case 1:
-			if v := row[cs.Lo]; v > m {
+	narrow := true
+	for _, cs := range colSpans {
+		if w := cs.Hi - cs.Lo; w < 1 || w > 2 {
+			narrow = false
+			break
+		}
+	}
+	if narrow {
+		for x, cs := range colSpans {
+			m, v := colMax[cs.Lo-lo], colMax[cs.Hi-1-lo]
+			if v > m {
 				m = v
 			}
-		case 2:
-			c := row[cs.Lo : cs.Lo+2 : cs.Lo+2]
-			if c[0] > m {
-				m = c[0]
-			}
-			if c[1] > m {
-				m = c[1]
-			}
-		default:
-			for _, v := range row[cs.Lo:cs.Hi] {
+			out[x] = m
+		}
+		return true
+	}
+	negInf := float32(math.Inf(-1))
+	for x, cs := range colSpans {
+		m := negInf
+		if cs.Hi > cs.Lo {
+			for _, v := range colMax[cs.Lo-lo : cs.Hi-lo] {
 				if v > m {
 					m = v
 				}
@@ -131,6 +175,7 @@ func poolRow(out, row []float32, colSpans []Span) {
 		}
 		out[x] = m
 	}
+	return false
 }
 
 // allNaN reports whether every cell of the block rs x cs is NaN.

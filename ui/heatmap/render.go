@@ -242,7 +242,7 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 			continue
 		}
 		cs := AxisSpans(b.Map.W, v.C0, v.CSpan, v.Cols)
-		r.paintMap(img, bi, b.Map, d.Panel(b.Kind), d.PanelID(b.Kind), cols, v, cs)
+		r.paintMap(img, bi, b.Map, d.Panel(b.Kind), d.NaN, d.PanelID(b.Kind), cols, v, cs)
 		// A tick left of the map where the probe rows start.
 		if c := d.Maps.Calib; c > 0 && c < d.Maps.Rows {
 			py := int(math.Floor((float64(c) - v.R0) / v.RSpan * float64(b.Map.H)))
@@ -294,14 +294,18 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 // paintMap paints the values src (rows x cols, row-major) under view v
 // into the rectangle m of img, pooled (see Pool) over the column spans cs,
 // or copies box bi's cached pixels when they show the same values (id)
-// the same way.
-func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, id uint64, cols int, v View, cs []Span) {
+// the same way. nan is false when src holds no NaN.
+func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, nan bool, id uint64, cols int, v View, cs []Span) {
 	mc := &r.maps[bi]
 	hit := mc.pix != nil && mc.id == id && mc.view == v && mc.rect == m && mc.colors == r.Colors
 	var rs []Span
 	if !hit {
 		rs = AxisSpans(m.H, v.R0, v.RSpan, v.Rows)
-		r.pool = Pool(r.pool, src, cols, rs, cs)
+		if nan {
+			r.pool = Pool(r.pool, src, cols, rs, cs)
+		} else {
+			r.pool = PoolNoNaN(r.pool, src, cols, rs, cs)
+		}
 	}
 	if cap(mc.pix) < 4*m.W*m.H {
 		mc.pix = make([]byte, 4*m.W*m.H)
@@ -321,10 +325,7 @@ func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, id u
 			copy(cached, row)
 			continue
 		}
-		pool := r.pool[y*m.W : (y+1)*m.W]
-		for x, val := range pool {
-			*(*[4]byte)(row[4*x : 4*x+4]) = r.Colors.Pixel(val)
-		}
+		r.Colors.PixelRow(row, r.pool[y*m.W:(y+1)*m.W])
 		copy(cached, row)
 	}
 	mc.id, mc.view, mc.rect, mc.colors = id, v, m, r.Colors

@@ -1,6 +1,7 @@
 package heatmap
 
 import (
+	"encoding/binary"
 	"fmt"
 	"image/color"
 	"math"
@@ -76,9 +77,11 @@ type Colors struct {
 	Scale Scale
 	Name  string // colormap name
 	lut   [lutSize]color.RGBA
-	// px are the lut's colours as opaque RGBA bytes, and nan NoData's.
-	px  [lutSize][4]byte
-	nan [4]byte
+	// px are the lut's colours as opaque RGBA bytes, then NoData's (at
+	// lutSize, the colour of NaN).
+	px [lutSize + 1][4]byte
+	// word are px as little-endian words, for writing a pixel at once.
+	word [lutSize + 1]uint32
 	// thresholds[i] is the smallest value whose lookup index is >= i
 	// (i >= 1), so Index needs no logarithm.
 	thresholds [lutSize]float32
@@ -87,7 +90,15 @@ type Colors struct {
 	// (high byte) float with those bits. Most prefixes lie within one
 	// colour, so Index rarely searches.
 	byPrefix [1 << 16]uint16
+	// pixel is, per top 16 bits of a float32, its index into px when every
+	// float with those bits has the same one (nearly all do), else mixed:
+	// Pixel then needs one table lookup, no comparison.
+	pixel [1 << 16]uint16
 }
+
+// mixed marks a bit prefix of Colors.pixel whose floats have more than one
+// colour.
+const mixed = 0xffff
 
 // NewColors builds the mapping of s through the named colormap of package
 // assets (e.g. "viridis").
@@ -101,7 +112,10 @@ func NewColors(s Scale, colormap string) (*Colors, error) {
 		c.lut[i] = m.At(float64(i) / (lutSize - 1))
 		c.px[i] = [4]byte{c.lut[i].R, c.lut[i].G, c.lut[i].B, 255}
 	}
-	c.nan = [4]byte{NoData.R, NoData.G, NoData.B, 255}
+	c.px[lutSize] = [4]byte{NoData.R, NoData.G, NoData.B, 255}
+	for i, p := range c.px {
+		c.word[i] = binary.LittleEndian.Uint32(p[:])
+	}
 	// Index i covers t in [(i-0.5)/(n-1), (i+0.5)/(n-1)): round(t*(n-1)).
 	for i := 1; i < lutSize; i++ {
 		c.thresholds[i] = float32(s.Value((float64(i) - 0.5) / (lutSize - 1)))
@@ -110,6 +124,18 @@ func NewColors(s Scale, colormap string) (*Colors, error) {
 		lo := c.search(math.Float32frombits(uint32(p)<<16), 1, lutSize-1)
 		hi := c.search(math.Float32frombits(uint32(p)<<16|0xffff), 1, lutSize-1)
 		c.byPrefix[p] = uint16(lo) | uint16(hi)<<8
+	}
+	// Floats of one prefix and sign are ordered like their low bits, and
+	// the slow lookup is monotone in the value, so a prefix whose smallest
+	// and largest floats get the same colour gives it to all between (the
+	// NaN prefixes are all NaN; the one of +Inf holds NaNs too, so it is
+	// mixed).
+	for p := range c.pixel {
+		lo, hi := c.slowPixel(math.Float32frombits(uint32(p)<<16)), c.slowPixel(math.Float32frombits(uint32(p)<<16|0xffff))
+		c.pixel[p] = mixed
+		if lo == hi {
+			c.pixel[p] = uint16(lo)
+		}
 	}
 	return c, nil
 }
@@ -153,10 +179,36 @@ func (c *Colors) At(v float32) color.RGBA { return c.lut[c.Index(v)] }
 
 // Pixel returns the opaque RGBA bytes of v's colour, NoData's for NaN.
 func (c *Colors) Pixel(v float32) [4]byte {
-	if v != v {
-		return c.nan
+	k := int(c.pixel[math.Float32bits(v)>>16])
+	if k == mixed {
+		k = c.slowPixel(v)
 	}
-	return c.px[c.Index(v)]
+	return c.px[k]
+}
+
+// PixelRow writes the colours of vals into dst as 4-byte RGBA pixels
+// (dst holds at least 4*len(vals) bytes): Pixel for a whole row, with no
+// call per pixel.
+func (c *Colors) PixelRow(dst []byte, vals []float32) {
+	dst = dst[:4*len(vals)]
+	for x, v := range vals {
+		k := int(c.pixel[math.Float32bits(v)>>16])
+		if k == mixed {
+			k = c.slowPixel(v)
+		}
+		binary.LittleEndian.PutUint32(dst[4*x:], c.word[k])
+	}
+}
+
+// slowPixel is Pixel's index into px without the prefix table. It is not
+// inlined, so that Pixel is.
+//
+//go:noinline
+func (c *Colors) slowPixel(v float32) int {
+	if v != v {
+		return lutSize
+	}
+	return c.Index(v)
 }
 
 // AtT returns the colour at t in [0, 1] of the colormap (for the legend).

@@ -77,6 +77,10 @@ type Request struct {
 	// Panel is what the heatmap page draws of the maps (Maps.Panel; ""
 	// means "all").
 	Panel string `json:"panel,omitempty"`
+	// SentAt is when the page sent the request, performance.timeOrigin +
+	// performance.now() in ms (a clock the worker shares), for measuring
+	// how long it waited (Response.QueuedMs); 0 when not measured.
+	SentAt float64 `json:"sent_at,omitempty"`
 	// Compute is the device OpCompute asks for: "cpu" or "gpu".
 	Compute string `json:"compute,omitempty"`
 }
@@ -124,6 +128,11 @@ type Response struct {
 	// taking it off its queue to sending this answer (milliseconds; for
 	// measuring, not for display logic).
 	ComputeMs float64 `json:"compute_ms,omitempty"`
+	// QueuedMs is how long the request waited before the worker took it:
+	// from Request.SentAt (0: from its arrival in the worker's queue),
+	// through delivery while the worker finished a unit of other work, to
+	// the start of its computation (for measuring).
+	QueuedMs float64 `json:"queued_ms,omitempty"`
 }
 
 // Compute says where the core computes: Device "cpu" or "gpu", the GPU

@@ -125,9 +125,12 @@ type game struct {
 	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
 	// decoding, and when it arrived (performance.now()).
 	decodeMs, arrived float64
-	lastNew           float64 // when the maps on screen were taken (performance.now())
-	laterSet          bool    // a timer will ask for a frame
-	laterFunc         js.Func
+	// postedAt and relayedAt are when the worker posted the maps on screen
+	// and the app passed them on (timeOrigin + now; 0 when not relayed).
+	postedAt, relayedAt float64
+	lastNew             float64 // when the maps on screen were taken (performance.now())
+	laterSet            bool    // a timer will ask for a frame
+	laterFunc           js.Func
 }
 
 // Update takes and decodes the latest message, reads the mouse and keyboard
@@ -254,6 +257,9 @@ func (g *game) take(msg js.Value, at float64) {
 		return
 	}
 	g.decodeMs, g.arrived = now()-t0, at
+	// When the worker posted the maps and the app passed them on (relay
+	// messages; on the clock every page shares), for the timings.
+	g.postedAt, g.relayedAt = numberOr(msg.Get("posted_at")), numberOr(msg.Get("relayed_at"))
 	panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
 	if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
 		g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
@@ -316,6 +322,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 	}
 	g.r.Render(g.img, g.lay, g.data, g.view, hover)
 	heatmap.DrawLabels(g.img, g.r.Labels(g.lay, g.data, g.view, hover), g.scale, heatmap.Ink)
+	tp := now()
 	g.canvas.WritePixels(g.img.Pix)
 	screen.DrawImage(g.canvas, nil)
 	g.dirty = false
@@ -325,7 +332,8 @@ func (g *game) Draw(screen *ebiten.Image) {
 		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio,
 			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
 			"arrived_at": js.Global().Get("performance").Get("timeOrigin").Float() + g.arrived,
-			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0})
+			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0, "pixels_ms": tp - t0,
+			"posted_at": g.postedAt, "relayed_at": g.relayedAt})
 	}
 }
 
@@ -340,6 +348,14 @@ func (g *game) Layout(outsideW, outsideH int) (int, int) {
 		g.relayout()
 	}
 	return w, h
+}
+
+// numberOr returns v as a float, 0 when it is not a number.
+func numberOr(v js.Value) float64 {
+	if v.Type() != js.TypeNumber {
+		return 0
+	}
+	return v.Float()
 }
 
 // post sends msg to the parent window.

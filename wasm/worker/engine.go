@@ -67,8 +67,15 @@ type Engine struct {
 	gpuHW, gpuAny gpuTry
 
 	// Maps, when set, takes the maps of head requests that ask for Direct
-	// delivery (in the browser: the heatmap page's MessagePort).
+	// delivery (in the browser: relayed by the app page).
 	Maps MapsSink
+	// ReuseMaps says that the Emit and Maps.Send given copy the buffers
+	// before they return (in the browser: into JavaScript), so the engine
+	// may write the next compressed map into the same memory instead of
+	// allocating 0.8 MB per slider move (garbage the collector must then
+	// find, in the middle of a later move).
+	ReuseMaps bool
+	comp      []float32 // the last compressed map, reused when ReuseMaps
 
 	model  *core.Model
 	gen    int // counts the models: a head's maps key (mapsKey) names its model
@@ -571,7 +578,14 @@ func stagesOf(c *core.Cache) proto.Stages {
 // it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
 // answer with.
 func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, hr *proto.HeadResult) map[string][]byte {
-	am := g.Maps(c, hi)
+	var buf []float32
+	if e.ReuseMaps {
+		buf = e.comp
+	}
+	am := g.MapsInto(buf, c, hi)
+	if e.ReuseMaps {
+		e.comp = am.Comp
+	}
 	panel := req.Panel
 	if panel == "" {
 		panel = "all"

@@ -168,6 +168,39 @@ func TestHeadMaps(t *testing.T) {
 	}
 }
 
+// TestHeadMapsReuse checks ReuseMaps: with an Emit that copies the
+// buffers (as the browser's does), every answer's compressed map equals a
+// fresh engine's, and the engine wrote them all into one buffer.
+func TestHeadMapsReuse(t *testing.T) {
+	e, _, _ := loaded(t, "tiny")
+	e.ReuseMaps = true
+	fresh, _, _ := loaded(t, "tiny")
+	var comps [][]byte
+	copying := func(r proto.Response, bufs map[string][]byte) {
+		if r.Done && bufs["comp"] != nil {
+			comps = append(comps, bytes.Clone(bufs["comp"]))
+		}
+	}
+	var first *float32
+	for i, ratio := range []float64{0.3, 0.2, 0.5, 0.3} {
+		p := defParams
+		p.Ratio = ratio
+		req := proto.Request{ID: i + 1, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true}
+		e.Handle(req, nil, copying, nil)
+		if i == 0 {
+			first = &e.comp[0]
+		} else if &e.comp[0] != first {
+			t.Errorf("move %d: the compressed map was not written into the same buffer", i)
+		}
+		rc := &recorder{t: t}
+		fresh.Handle(req, nil, rc.emit, nil)
+		want := rc.out[len(rc.out)-1].bufs["comp"]
+		if len(comps) != i+1 || len(want) == 0 || !bytes.Equal(comps[i], want) {
+			t.Fatalf("move %d to ratio %v: the compressed map differs from a fresh engine's", i, ratio)
+		}
+	}
+}
+
 // sink is a MapsSink that records what it is sent, holding keys as the
 // heatmap page does.
 type sink struct {

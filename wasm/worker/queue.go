@@ -11,6 +11,8 @@ import (
 type item struct {
 	req  proto.Request
 	bufs map[string][]byte
+	at   time.Time // when it was pushed
+	lag  float64   // ms from the page's sending it to its push (0: unknown)
 }
 
 // Queue holds the requests that arrived and not yet started. A newer
@@ -30,7 +32,11 @@ type Queue struct {
 func NewQueue() *Queue { return &Queue{wake: make(chan struct{}, 1)} }
 
 // Push adds a request, dropping a queued older one of the same Op.
-func (q *Queue) Push(req proto.Request, bufs map[string][]byte) {
+func (q *Queue) Push(req proto.Request, bufs map[string][]byte) { q.PushLate(req, bufs, 0) }
+
+// PushLate is Push for a request that took lag ms to reach the queue
+// (reported in Response.QueuedMs).
+func (q *Queue) PushLate(req proto.Request, bufs map[string][]byte, lag float64) {
 	q.mu.Lock()
 	kept := q.items[:0]
 	for _, it := range q.items {
@@ -38,8 +44,8 @@ func (q *Queue) Push(req proto.Request, bufs map[string][]byte) {
 			kept = append(kept, it)
 		}
 	}
-	q.items = append(kept, item{req, bufs})
 	q.last = time.Now()
+	q.items = append(kept, item{req, bufs, q.last, max(lag, 0)})
 	if req.Op == proto.OpHead {
 		q.head = q.last
 	}
@@ -218,8 +224,13 @@ func (w *Worker) Loop() {
 func (w *Worker) run(it item) {
 	op := it.req.Op
 	start := time.Now()
+	var queued float64
+	if !it.at.IsZero() {
+		queued = it.lag + float64(start.Sub(it.at).Microseconds())/1000
+	}
 	emit := func(r proto.Response, bufs map[string][]byte) {
 		r.ComputeMs = float64(time.Since(start).Microseconds()) / 1000
+		r.QueuedMs = queued
 		w.Emit(r, bufs)
 	}
 	w.E.Handle(it.req, it.bufs, emit, func() bool {

@@ -20,7 +20,7 @@ func Run() {
 	self := js.Global()
 	q := NewQueue()
 	relay := &relaySink{}
-	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay}, Q: q, Emit: post, Yield: newYield()}
+	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay, ReuseMaps: true}, Q: q, Emit: post, Yield: newYield()}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		data := args[0]
@@ -47,7 +47,12 @@ func Run() {
 				bufs["file"] = buf
 			}
 		}
-		q.Push(req, bufs)
+		var lag float64
+		if req.SentAt > 0 {
+			perf := js.Global().Get("performance")
+			lag = perf.Get("timeOrigin").Float() + perf.Call("now").Float() - req.SentAt
+		}
+		q.PushLate(req, bufs, lag)
 		return nil
 	})
 	self.Set("haeolsReceive", recv)
@@ -140,6 +145,8 @@ func (s *relaySink) Send(m proto.Maps, key string, bufs map[string][]byte) bool 
 	msg, transfer := message(string(b), bufs)
 	msg.Set("relay", "heatmap")
 	msg.Set("key", key)
+	perf := js.Global().Get("performance")
+	msg.Set("posted_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
 	js.Global().Call("postMessage", msg, transfer)
 	if _, ok := bufs["orig"]; ok {
 		s.held.Put(key, struct{}{})

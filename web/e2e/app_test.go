@@ -281,7 +281,7 @@ func singleMoves(t *testing.T, b *Browser) {
 			s.value = "%.2f"; s.dispatchEvent(new Event("input", {bubbles: true})); return true })()`, r))
 		b.WaitFor(`window.haeolsTimings.drawn && window.haeolsTimings.drawn.length > 0`, 30*time.Second, `JSON.stringify(window.haeolsTimings)`)
 		time.Sleep(1500 * time.Millisecond)
-		tm := MustEval[map[string][]float64](b, `Object.fromEntries(["head", "headCompute", "maps", "heatmap-arrived", "drawn", "heatmap-decode", "heatmap-paint"].map(k => [k, window.haeolsTimings[k] || []]))`)
+		tm := MustEval[map[string][]float64](b, `Object.fromEntries(["head", "headCompute", "headQueued", "maps", "heatmap-posted", "heatmap-relayed", "heatmap-arrived", "drawn", "heatmap-decode", "heatmap-paint", "heatmap-pixels", "heatmap-wait"].map(k => [k, window.haeolsTimings[k] || []]))`)
 		first := func(k string) float64 {
 			if len(tm[k]) == 0 {
 				return -1
@@ -289,8 +289,8 @@ func singleMoves(t *testing.T, b *Browser) {
 			return tm[k][0]
 		}
 		heads, drawn = append(heads, first("head")), append(drawn, first("drawn"))
-		t.Logf("idle move %d to %.2f: numbers %.0f ms (worker %.0f ms), maps at the heatmap page %.0f ms, drawn %.0f ms (decode %.0f ms, paint %.0f ms)",
-			i, r, first("head"), first("headCompute"), first("heatmap-arrived"), first("drawn"), first("heatmap-decode"), first("heatmap-paint"))
+		t.Logf("idle move %d to %.2f: numbers %.0f ms (worker %.0f ms after %.0f ms in its queue), maps posted %.0f ms, relayed %.0f ms, at the heatmap page %.0f ms, drawn %.0f ms (decode %.0f ms, wait %.0f ms, paint %.0f ms of which %.0f ms the pixels)",
+			i, r, first("head"), first("headCompute"), first("headQueued"), first("heatmap-posted"), first("heatmap-relayed"), first("heatmap-arrived"), first("drawn"), first("heatmap-decode"), first("heatmap-wait"), first("heatmap-paint"), first("heatmap-pixels"))
 	}
 	sort.Float64s(heads)
 	sort.Float64s(drawn)
