@@ -137,7 +137,7 @@ type game struct {
 // and marks the canvas dirty when anything visible changed.
 func (g *game) Update() error {
 	// New maps at most every minRepaintMs: while a person scrubs, maps come
-	// faster than that, and painting each one (10-30 ms) would take the
+	// faster than that, and painting each one (5-15 ms) would take the
 	// CPU the app page and the worker need; the latest one is drawn.
 	if wait := minRepaintMs - (now() - g.lastNew); wait > 0 && g.in.pending() {
 		g.later(wait)
@@ -218,7 +218,7 @@ func (g *game) Update() error {
 }
 
 // minRepaintMs is the shortest time between two new maps on screen.
-const minRepaintMs = 50
+const minRepaintMs = 30
 
 // later asks for a frame in ms milliseconds (once: a pending request
 // stands).
