@@ -146,12 +146,16 @@ func (ws *NNLSWorkspace) NNLS(a []float64, m, n int, b []float64, x []float64) e
 	clear(cmax)
 	for i := 0; i < m; i++ {
 		for j, v := range a[i*n : i*n+n] {
-			cmax[j] = max(cmax[j], math.Abs(v))
+			if av := math.Abs(v); av > cmax[j] { // not max: a runtime call in wasm
+				cmax[j] = av
+			}
 		}
 	}
 	bmax := 0.0
 	for _, v := range b {
-		bmax = max(bmax, math.Abs(v))
+		if av := math.Abs(v); av > bmax {
+			bmax = av
+		}
 	}
 	if bmax == 0 {
 		return nil // x = 0 is optimal for b = 0

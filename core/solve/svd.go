@@ -24,7 +24,9 @@ var svdPool = sync.Pool{New: func() any { return new(svdWork) }}
 func scaleInto(dst, a []float64) int {
 	amax := 0.0
 	for _, v := range a {
-		amax = max(amax, math.Abs(v))
+		if av := math.Abs(v); av > amax { // not max: a runtime call in wasm
+			amax = av
+		}
 	}
 	e := scaleExp(amax)
 	sc := math.Ldexp(1, -e)
