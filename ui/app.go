@@ -92,10 +92,12 @@ type Root struct {
 	renderPending bool    // a coalesced render is scheduled
 	renderFunc    js.Func // the requestAnimationFrame callback that renders
 	idlePending   bool    // renderIdle has a requestIdleCallback out
-	laterPending  bool    // renderAfter has a timer out
+	laterPending  bool    // renderWhenStill has a timer out
 	laterFunc     js.Func // its callback
 	laterGen      int     // renders when the timer was set
+	laterSince    float64 // performance.now() when renderWhenStill was asked
 	renders       int     // renders done by renderSoon
+	sliderAt      float64 // performance.now() of the latest slider move
 	urlShown      string  // the query last written to the address bar
 	urlWait       bool    // syncURL waits out its interval
 	urlDirty      bool    // the view changed meanwhile
@@ -161,10 +163,15 @@ func (c *Root) sendCompute() {
 func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 	c.Env.Lock()
 	quiet := false // nothing on the page changes: no render
+	live := false  // a head answer while a person scrubs: patch, render later
 	defer func() {
-		if quiet {
+		switch {
+		case quiet:
 			c.Env.UnlockOnly()
-		} else {
+		case live:
+			c.patchLive()
+			c.renderWhenStill()
+		default:
 			c.renderSoon()
 		}
 	}()
@@ -244,6 +251,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.head = r.Head
+		live = !quiet && c.scrubbing()
 		if r.Done && (r.Head.MapsDirect || r.Head.Maps != nil && bufs.Truthy()) {
 			// Direct: the maps were relayed to the heatmap page just
 			// before this answer.
@@ -553,10 +561,18 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 	go func() {
 		c.Env.Lock()
 		if typ == "heatmap-drawn" {
-			// Only the timing readout changes: render when the page is
-			// idle, not in the middle of a scrub (a render costs this
-			// page's thread 5-20 ms).
-			defer c.renderIdle()
+			// Only the timing readout changes: while a person scrubs it is
+			// patched and the page renders when the sliders are still,
+			// otherwise it renders when the page is idle (a render costs
+			// this page's thread 15-25 ms).
+			defer func() {
+				if c.scrubbing() {
+					c.patchLive()
+					c.renderWhenStill()
+				} else {
+					c.renderIdle()
+				}
+			}()
 		} else {
 			defer c.renderSoon()
 		}
@@ -646,26 +662,86 @@ func RecordTiming(kind string, ms float64) {
 	a.Call("push", ms)
 }
 
-// renderAfter releases the event lock and renders ms milliseconds later
-// unless a render came meanwhile: a slider move's render waits for the
-// head's numbers (which render at once) so that a drag costs the page one
-// render per answer, not one per move as well. Call it holding the lock.
-func (c *Root) renderAfter(ms int) {
+// renderWhenStill releases the event lock and renders once the sliders
+// have been still for scrubbingMs (at most maxStaleMs after it was first
+// asked), unless a render came meanwhile: while a person drags a slider,
+// the head's answers patch the page (patchLive) and the whole page renders
+// when the dragging pauses, not with every move and answer. Call it
+// holding the lock.
+func (c *Root) renderWhenStill() {
 	if c.renderPending || c.laterPending {
 		c.Env.UnlockOnly()
 		return
 	}
-	c.laterPending, c.laterGen = true, c.renders
-	f := c.lockedFunc(&c.laterFunc, func() {
+	c.laterPending, c.laterGen, c.laterSince = true, c.renders, now()
+	var f js.Func
+	f = c.lockedFunc(&c.laterFunc, func() {
 		c.laterPending = false
 		if c.renders != c.laterGen {
 			c.Env.UnlockOnly()
 			return
 		}
+		t := now()
+		if wait := c.sliderAt + scrubbingMs - t; wait > 0 && t-c.laterSince < maxStaleMs {
+			c.laterPending = true
+			c.Env.UnlockOnly()
+			js.Global().Call("setTimeout", f, wait)
+			return
+		}
 		c.renderSoon()
 	})
 	c.Env.UnlockOnly()
-	js.Global().Call("setTimeout", f, ms)
+	js.Global().Call("setTimeout", f, scrubbingMs)
+}
+
+// scrubbingMs is how long after a slider move a person counts as
+// scrubbing: head answers then patch the page (patchLive) instead of
+// rendering it, and the whole page renders once the sliders were still
+// that long (renderWhenStill), or every maxStaleMs during a long drag.
+const (
+	scrubbingMs = 200
+	maxStaleMs  = 1000
+)
+
+// scrubbing reports whether a slider moved in the last scrubbingMs.
+func (c *Root) scrubbing() bool { return now()-c.sliderAt < scrubbingMs }
+
+// patchLive writes what a head answer changes straight into the page: the
+// head's title, its charts, the stage sentences, the ratio in the grid's
+// heading and the timings, from the same getters the template uses. A
+// render of the whole page costs this page's thread 15-25 ms, and while a
+// person scrubs one would come with every answer, taking the thread that
+// passes the heatmap's maps on and the CPU the worker and the heatmap page
+// need; the render that follows writes the same values (and changes
+// nothing the page shows).
+func (c *Root) patchLive() {
+	doc := js.Global().Get("document")
+	byID := func(id string) js.Value { return doc.Call("getElementById", id) }
+	setText := func(id, s string) {
+		if el := byID(id); el.Truthy() && el.Get("textContent").String() != s {
+			el.Set("textContent", s)
+		}
+	}
+	setText("head-title", c.HeadTitle())
+	setText("grid-ratio", Fmt2(c.S.Ratio))
+	setText("timing", c.Timing())
+	for _, which := range []string{"profile", "curve"} {
+		if el := byID(which); el.Truthy() {
+			c.SyncHTML(el, which)
+		}
+	}
+	// The sentences, when there are as many as shown (else the render
+	// brings them).
+	if ol := byID("explain"); ol.Truthy() {
+		ex, li := c.Explanation(), ol.Get("children")
+		if li.Get("length").Int() == len(ex) {
+			for i, s := range ex {
+				if el := li.Index(i); el.Get("textContent").String() != s {
+					el.Set("textContent", s)
+				}
+			}
+		}
+	}
 }
 
 // renderIdle releases the event lock and asks for one render when the

@@ -211,8 +211,9 @@ func (c *Root) BindSlider(el js.Value, name string) {
 	el.Set(mark, true)
 	el.Call("addEventListener", "input", js.FuncOf(func(this js.Value, args []js.Value) interface{} {
 		v := this.Get("value").String()
-		// The label follows at once; the rest of the page renders with
-		// the head's numbers (or after sliderRenderMs without them).
+		// The label follows at once; the head's answer patches the page
+		// (patchLive), and the whole page renders once the sliders are
+		// still (renderWhenStill).
 		if x, err := strconv.ParseFloat(v, 64); err == nil {
 			if lab := this.Get("previousElementSibling"); lab.Truthy() {
 				if b := lab.Call("querySelector", "b"); b.Truthy() {
@@ -222,16 +223,13 @@ func (c *Root) BindSlider(el js.Value, name string) {
 		}
 		go func() {
 			c.Env.Lock()
+			c.sliderAt = now()
 			c.SetParam(name, v)
-			c.renderAfter(sliderRenderMs)
+			c.renderWhenStill()
 		}()
 		return nil
 	}))
 }
-
-// sliderRenderMs is how long a slider move waits for the head's numbers
-// before the page renders without them.
-const sliderRenderMs = 120
 
 // SetParam sets one of ratio, lambda, phi, tau from a slider's value. It
 // runs on every 'input' event while dragging: the worker drops superseded

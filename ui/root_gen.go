@@ -672,7 +672,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 						vgn.SetInnerHTML(c.S.Method)
 						vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: " at ratio "}
 						vgparent.AppendChild(vgn)
-						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "b", Attr: []vugu.VGAttribute(nil)}
+						vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "b", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "grid-ratio"}}}
 						vgparent.AppendChild(vgn)
 						vgn.SetInnerHTML(Fmt2(c.S.Ratio))
 					}
