@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/haeols/haeols/core/attnmap"
 	"github.com/haeols/haeols/core/kernel"
 )
 
@@ -24,6 +25,9 @@ type AttentionMaps struct {
 	Rows, Cols int
 	Calib      int // the first Calib rows are calibration queries
 	Orig, Comp []float32
+	// Factored is Comp in factored form (see MapsFactored); nil for an
+	// attention-only group.
+	Factored *attnmap.Factored
 }
 
 // origMaps is a group's original attention map of its latest head asked
@@ -76,33 +80,47 @@ func (g *Group) origMap(hi int) *origMaps {
 // Maps computes the attention maps of the query head at index hi of g.Heads
 // for cache c. Orig is shared by the maps of the same head (the group
 // keeps its latest head's): do not modify it.
-func (g *Group) Maps(c *Cache, hi int) *AttentionMaps { return g.MapsInto(nil, c, hi) }
+func (g *Group) Maps(c *Cache, hi int) *AttentionMaps {
+	am := g.MapsFactored(c, hi)
+	if am.Comp == nil {
+		am.Comp = make([]float32, am.Rows*am.Cols)
+		am.Factored.Expand(am.Comp, am.Orig)
+	}
+	return am
+}
 
-// MapsInto is Maps with Comp written into comp when it has room (a caller
-// drawing one map after another need not allocate one each time).
-func (g *Group) MapsInto(comp []float32, c *Cache, hi int) *AttentionMaps {
+// MapsFactored is Maps with the compressed map in factored form (Factored,
+// and Comp nil) where it has one, which is much smaller (the worker sends
+// it to the heatmap page on every slider move); an attention-only group's
+// compressed map comes in Comp as in Maps (Factored nil).
+func (g *Group) MapsFactored(c *Cache, hi int) *AttentionMaps {
 	n, d, w, t := g.N, g.D, g.W, g.T
 	p := g.Probes[hi]
 	o := g.origMap(hi)
-	if cap(comp) < (w+t)*n {
-		comp = make([]float32, (w+t)*n)
-	}
-	comp = comp[:(w+t)*n]
-	clear(comp)
-	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: o.orig, Comp: comp}
+	am := &AttentionMaps{Rows: w + t, Cols: n, Calib: w, Orig: o.orig}
 	if g.AttnOnly {
+		am.Comp = make([]float32, (w+t)*n)
 		keptMaps(am, c)
 		return am
 	}
-	pm, pz := o.pm, o.pz
+	f := &attnmap.Factored{Rows: w + t, Cols: n, Scale: make([]float32, w+t), Inv: make([]float32, w+t),
+		Source: make([]int32, n), Share: make([]float32, n)}
+	am.Factored = f
 	if c.All {
-		copy(am.Comp, am.Orig)
+		for r := range f.Scale {
+			f.Scale[r] = 1
+		}
+		for j := range f.Source {
+			f.Source[j] = attnmap.Exact
+		}
 		return am
 	}
+	pm, pz := o.pm, o.pz
 	// Synthetic tokens' logits (with their biases) for every row.
-	var syn []float32
+	f.C = c.C
+	syn := make([]float32, (w+t)*c.C)
+	f.Syn = syn
 	if c.C > 0 {
-		syn = make([]float32, (w+t)*c.C)
 		kernel.Logits(syn[:w*c.C], g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, c.C, d, g.Scale)
 		kernel.Logits(syn[w*c.C:], p.Q, t, c.Keys, c.C, d, g.Scale)
 		if c.Bias != nil {
@@ -114,7 +132,7 @@ func (g *Group) MapsInto(comp []float32, c *Cache, hi int) *AttentionMaps {
 		}
 	}
 	// Salience share of each summarized token within its segment.
-	share := make([]float32, n)
+	share := f.Share
 	if c.C > 0 {
 		segMass := make([]float32, c.C)
 		segCount := make([]float32, c.C)
@@ -135,29 +153,33 @@ func (g *Group) MapsInto(comp []float32, c *Cache, hi int) *AttentionMaps {
 			}
 		}
 	}
-	// The columns a compressed row fills: the exact ones (ascending), and
-	// those shown through a synthetic token (its index, and the share of
-	// its probability the column gets: the salience share for a summarized
+	// The columns a compressed row fills: the exact ones, and those shown
+	// through a synthetic token (its index, and the share of its
+	// probability the column gets: the salience share for a summarized
 	// token, 1 for an approximate copy).
-	var synCol, synIdx []int32
-	var synShare []float32
+	for j := range f.Source {
+		f.Source[j] = attnmap.None
+	}
+	for _, j := range c.Exact {
+		f.Source[j] = attnmap.Exact
+	}
 	if c.C > 0 {
 		k := int32(0)
 		for j := 0; j < n; j++ {
 			switch c.Class[j] {
 			case Summarized:
-				synCol, synIdx, synShare = append(synCol, int32(j)), append(synIdx, c.Segment[j]), append(synShare, share[j])
+				f.Source[j] = c.Segment[j]
 			case Approx:
-				synCol, synIdx, synShare = append(synCol, int32(j)), append(synIdx, k), append(synShare, 1)
+				f.Source[j], share[j] = k, 1
 				k++
 			}
 		}
 	}
-	// Compressed rows from the original ones: a row's probabilities are
-	// P[j] = exp(S[j] - m) / z, so an exact token's weight relative to a
-	// new maximum m2 is P[j] z exp(m - m2), with no exponential per token.
+	// Per row, the factors: a row's probabilities are P[j] = exp(S[j] - m)
+	// / z, so an exact token's weight relative to a new maximum m2 is P[j] z
+	// exp(m - m2), with no exponential per token.
 	for r := 0; r < w+t; r++ {
-		o, out := am.Orig[r*n:(r+1)*n], am.Comp[r*n:(r+1)*n]
+		orow := am.Orig[r*n : (r+1)*n]
 		var m, z, sufMax, sufSum float32
 		if r < w {
 			m, z = g.Mu[hi*w+r], g.RowSum[hi*w+r]
@@ -175,10 +197,10 @@ func (g *Group) MapsInto(comp []float32, c *Cache, hi int) *AttentionMaps {
 		}
 		var kept float32
 		for _, j := range c.Exact {
-			kept += o[j]
+			kept += orow[j]
 		}
-		f := z * kernel.Exp32(m-m2)
-		tot := float32(kept * f)
+		fe := z * kernel.Exp32(m-m2)
+		tot := float32(kept * fe)
 		if r >= w {
 			tot += float32(sufSum * kernel.Exp32(sufMax-m2))
 		}
@@ -187,16 +209,11 @@ func (g *Group) MapsInto(comp []float32, c *Cache, hi int) *AttentionMaps {
 			tot += sr[k]
 		}
 		if !(tot > 0) {
+			f.Scale[r] = -1 // the row keeps nothing: all 0
 			continue
 		}
 		inv := 1 / tot
-		fe := f * inv
-		for _, j := range c.Exact {
-			out[j] = o[j] * fe
-		}
-		for q, j := range synCol {
-			out[j] = sr[synIdx[q]] * synShare[q] * inv
-		}
+		f.Scale[r], f.Inv[r] = fe*inv, inv
 	}
 	return am
 }

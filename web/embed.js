@@ -201,7 +201,7 @@
 	let pendingMaps = null;
 	function postMaps(h, bufs) {
 		// The worker made the heatmap page's message (h.maps); forward it.
-		pendingMaps = {json: JSON.stringify(h.maps), buffers: {orig: bufs.orig, comp: bufs.comp, classes: bufs.classes, segments: bufs.segments}};
+		pendingMaps = {json: JSON.stringify(h.maps), buffers: Object.assign({}, bufs)};
 		flushMaps();
 	}
 	function flushMaps() {

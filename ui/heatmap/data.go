@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/haeols/haeols/core/attnmap"
 	"github.com/haeols/haeols/ui/proto"
 )
 
@@ -108,6 +109,42 @@ func Decode(m proto.Maps, orig, comp, classes, segments []byte) (*Data, error) {
 	return NewData(m, o, c, nil, classes, segments)
 }
 
+// DecodeFactored checks the buffers of a maps message whose compressed map
+// comes factored (m.Factored; see package attnmap and proto.Maps) and
+// returns the factored map, ready to Expand with the original map. Errors
+// name the offending field or buffer.
+func DecodeFactored(m proto.Maps, scale, inv, syn, share, source []byte) (*attnmap.Factored, error) {
+	if err := checkShape(m); err != nil {
+		return nil, err
+	}
+	if m.Syn < 0 || m.Syn > maxCells/m.Rows {
+		return nil, fmt.Errorf("heatmap: maps message: syn %d: want 0 to %d synthetic tokens", m.Syn, maxCells/m.Rows)
+	}
+	f := &attnmap.Factored{Rows: m.Rows, Cols: m.Cols, C: m.Syn}
+	var err error
+	for _, b := range []struct {
+		name string
+		raw  []byte
+		n    int
+		dst  *[]float32
+	}{{"scale", scale, m.Rows, &f.Scale}, {"inv", inv, m.Rows, &f.Inv}, {"syn", syn, m.Rows * m.Syn, &f.Syn}, {"share", share, m.Cols, &f.Share}} {
+		if *b.dst, err = floatsN(b.name, b.raw, b.n); err != nil {
+			return nil, err
+		}
+	}
+	if len(source) != 4*m.Cols {
+		return nil, fmt.Errorf("heatmap: buffer \"source\": %d bytes, want 4 x cols = %d", len(source), 4*m.Cols)
+	}
+	f.Source = make([]int32, m.Cols)
+	for j := range f.Source {
+		f.Source[j] = int32(binary.LittleEndian.Uint32(source[4*j:]))
+	}
+	if err := f.Check(); err != nil {
+		return nil, fmt.Errorf("heatmap: maps message: %w", err)
+	}
+	return f, nil
+}
+
 // NewData is Decode for maps already in float32: it checks m and the
 // buffers, takes orig and comp (Rows x Cols each) as they are, and computes
 // Diff into diff when it has room (else into a new slice), so that a
@@ -196,6 +233,14 @@ const maxCells = 1 << 26
 func floats(name string, b []byte, n int) ([]float32, error) {
 	if len(b) != 4*n {
 		return nil, fmt.Errorf("heatmap: buffer %q: %d bytes, want 4 x rows x cols = %d", name, len(b), 4*n)
+	}
+	return floatsN(name, b, n)
+}
+
+// floatsN reads n little-endian float32s from the buffer b named name.
+func floatsN(name string, b []byte, n int) ([]float32, error) {
+	if len(b) != 4*n {
+		return nil, fmt.Errorf("heatmap: buffer %q: %d bytes, want %d", name, len(b), 4*n)
 	}
 	f := make([]float32, n)
 	for i := range f {

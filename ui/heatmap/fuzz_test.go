@@ -1,6 +1,8 @@
 package heatmap
 
 import (
+	"encoding/binary"
+	"math"
 	"testing"
 
 	"github.com/haeols/haeols/ui/proto"
@@ -27,5 +29,38 @@ func FuzzDecode(f *testing.F) {
 		if d.Classes != nil && len(d.Classes) != cols || d.Segments != nil && len(d.Segments) != cols {
 			t.Fatalf("accepted %d classes and %d segments for %d columns", len(d.Classes), len(d.Segments), cols)
 		}
+	})
+}
+
+// FuzzDecodeFactored feeds DecodeFactored arbitrary shapes and buffers: it
+// must never panic, and a map it accepts must expand into rows x cols
+// values without panicking.
+func FuzzDecodeFactored(f *testing.F) {
+	f32 := func(xs ...float32) []byte {
+		b := make([]byte, 4*len(xs))
+		for i, x := range xs {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b
+	}
+	i32 := func(xs ...int32) []byte {
+		b := make([]byte, 4*len(xs))
+		for i, x := range xs {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+		}
+		return b
+	}
+	f.Add(1, 3, 1, f32(0.5), f32(0.25), f32(2), f32(0, 1, 0), i32(-1, 0, -2))
+	f.Add(2, 2, 0, f32(1, -1), f32(0, 0), []byte{}, f32(0, 0), i32(-1, -1))
+	f.Add(1, 2, 1, f32(1), f32(1), f32(1), f32(1, 1), i32(1, -3))
+	f.Add(1<<20, 1<<20, 1<<40, []byte{1}, []byte{}, []byte{}, []byte{}, []byte{})
+	f.Fuzz(func(t *testing.T, rows, cols, syn int, scale, inv, synB, share, source []byte) {
+		m := proto.Maps{Rows: rows, Cols: cols, Panel: "all", Factored: true, Syn: syn}
+		fm, err := DecodeFactored(m, scale, inv, synB, share, source)
+		if err != nil {
+			return
+		}
+		orig := make([]float32, rows*cols)
+		fm.Expand(make([]float32, rows*cols), orig)
 	})
 }

@@ -970,3 +970,45 @@ func TestNewDataReusesDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeFactored checks DecodeFactored's errors, each naming the
+// buffer or field, and that a good message expands as attnmap says.
+func TestDecodeFactored(t *testing.T) {
+	f32 := func(xs ...float32) []byte {
+		b := make([]byte, 4*len(xs))
+		for i, x := range xs {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		return b
+	}
+	m := proto.Maps{Rows: 1, Cols: 3, Calib: 1, Panel: "all", Factored: true, Syn: 1}
+	src := []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff} // -1, 0, -2
+	good := [][]byte{f32(2), f32(0.5), f32(0.5), f32(0, 1, 0), src}
+	f, err := DecodeFactored(m, good[0], good[1], good[2], good[3], good[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := make([]float32, 3)
+	f.Expand(comp, []float32{0.25, 0.5, 0.25})
+	if comp[0] != 0.5 || comp[1] != 0.25 || comp[2] != 0 {
+		t.Errorf("expanded %v, want [0.5 0.25 0]", comp)
+	}
+	for _, tc := range []struct {
+		name string
+		m    proto.Maps
+		bufs [][]byte
+		want string
+	}{
+		{"short scale", m, [][]byte{nil, good[1], good[2], good[3], good[4]}, `buffer "scale"`},
+		{"short syn", m, [][]byte{good[0], good[1], f32(1, 2), good[3], good[4]}, `buffer "syn"`},
+		{"short share", m, [][]byte{good[0], good[1], good[2], f32(1), good[4]}, `buffer "share"`},
+		{"short source", m, [][]byte{good[0], good[1], good[2], good[3], src[:8]}, `buffer "source"`},
+		{"source out of range", proto.Maps{Rows: 1, Cols: 3, Panel: "all", Factored: true, Syn: 0}, [][]byte{good[0], good[1], nil, good[3], good[4]}, "column 1: source 0"},
+		{"negative syn", proto.Maps{Rows: 1, Cols: 3, Panel: "all", Factored: true, Syn: -1}, good, "syn -1"},
+		{"no rows", proto.Maps{Rows: 0, Cols: 3, Panel: "all", Factored: true}, good, "rows 0"},
+	} {
+		if _, err := DecodeFactored(tc.m, tc.bufs[0], tc.bufs[1], tc.bufs[2], tc.bufs[3], tc.bufs[4]); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

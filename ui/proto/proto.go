@@ -269,6 +269,13 @@ type Maps struct {
 	// Seq is the sender's number for the message, echoed in
 	// "heatmap-drawn" (0: none).
 	Seq int `json:"seq,omitempty"`
+	// Factored says that the compressed map comes in the factored form of
+	// package attnmap, in the buffers "scale" and "inv" (Rows float32
+	// each), "syn" (Rows x Syn float32), "share" (Cols float32) and
+	// "source" (Cols int32), instead of the buffer "comp"; Syn is its
+	// number of synthetic tokens.
+	Factored bool `json:"factored,omitempty"`
+	Syn      int  `json:"syn,omitempty"`
 }
 
 // HeadTitle is the heatmap's title for a head (the renderer adds method,

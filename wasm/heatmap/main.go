@@ -515,7 +515,17 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 		}
 		slot.orig = orig
 	}
-	if slot.comp, err = floatsFrom("comp", get("comp"), slot.comp, n); err != nil {
+	if m.Factored {
+		f, err := heatmap.DecodeFactored(m, bytesOf("scale"), bytesOf("inv"), bytesOf("syn"), bytesOf("share"), bytesOf("source"))
+		if err != nil {
+			return nil, err
+		}
+		if cap(slot.comp) < n {
+			slot.comp = make([]float32, n)
+		}
+		slot.comp = slot.comp[:n]
+		f.Expand(slot.comp, orig)
+	} else if slot.comp, err = floatsFrom("comp", get("comp"), slot.comp, n); err != nil {
 		return nil, err
 	}
 	d, err := heatmap.NewData(m, orig, slot.comp, slot.diff, bytesOf("classes"), bytesOf("segments"))

@@ -69,13 +69,6 @@ type Engine struct {
 	// Maps, when set, takes the maps of head requests that ask for Direct
 	// delivery (in the browser: relayed by the app page).
 	Maps MapsSink
-	// ReuseMaps says that the Emit and Maps.Send given copy the buffers
-	// before they return (in the browser: into JavaScript), so the engine
-	// may write the next compressed map into the same memory instead of
-	// allocating 0.8 MB per slider move (garbage the collector must then
-	// find, in the middle of a later move).
-	ReuseMaps bool
-	comp      []float32 // the last compressed map, reused when ReuseMaps
 
 	model  *core.Model
 	gen    int // counts the models: a head's maps key (mapsKey) names its model
@@ -578,14 +571,7 @@ func stagesOf(c *core.Cache) proto.Stages {
 // it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
 // answer with.
 func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, hr *proto.HeadResult) map[string][]byte {
-	var buf []float32
-	if e.ReuseMaps {
-		buf = e.comp
-	}
-	am := g.MapsInto(buf, c, hi)
-	if e.ReuseMaps {
-		e.comp = am.Comp
-	}
+	am := g.MapsFactored(c, hi)
 	panel := req.Panel
 	if panel == "" {
 		panel = "all"
@@ -602,7 +588,20 @@ func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, h
 	for i, sg := range c.Segment {
 		binary.LittleEndian.PutUint32(segs[4*i:], uint32(sg))
 	}
-	bufs := map[string][]byte{"comp": float32LE(am.Comp), "classes": classes, "segments": segs}
+	bufs := map[string][]byte{"classes": classes, "segments": segs}
+	if f := am.Factored; f != nil {
+		// The compressed map in factored form: about 40 kB where the map
+		// is 0.8 MB (default sample), which the heatmap page expands with
+		// the original map it holds.
+		m.Factored, m.Syn = true, f.C
+		src := make([]byte, 4*len(f.Source))
+		for j, s := range f.Source {
+			binary.LittleEndian.PutUint32(src[4*j:], uint32(s))
+		}
+		bufs["scale"], bufs["inv"], bufs["syn"], bufs["share"], bufs["source"] = float32LE(f.Scale), float32LE(f.Inv), float32LE(f.Syn), float32LE(f.Share), src
+	} else {
+		bufs["comp"] = float32LE(am.Comp)
+	}
 	if req.Direct && e.Maps != nil {
 		key := e.mapsKey(req.Layer, req.Head)
 		if !e.Maps.Holds(key) {

@@ -16,6 +16,7 @@ import (
 	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/ui/heatmap"
 	"github.com/haeols/haeols/ui/proto"
 	"github.com/haeols/haeols/ui/state"
 )
@@ -153,50 +154,30 @@ func TestHeadMaps(t *testing.T) {
 	if got := math.Float32frombits(binary.LittleEndian.Uint32(s.bufs["orig"][4*5:])); got != am.Orig[5] {
 		t.Errorf("orig[5] = %v, want %v", got, am.Orig[5])
 	}
-	for name, want := range map[string]int{"orig": 4 * am.Rows * am.Cols, "comp": 4 * am.Rows * am.Cols, "classes": am.Cols, "segments": 4 * am.Cols} {
+	for name, want := range map[string]int{"orig": 4 * am.Rows * am.Cols, "comp": 0, "classes": am.Cols, "segments": 4 * am.Cols} {
 		if len(s.bufs[name]) != want {
 			t.Errorf("buffer %s: %d bytes, want %d", name, len(s.bufs[name]), want)
 		}
 	}
-	if got := math.Float32frombits(binary.LittleEndian.Uint32(s.bufs["comp"][4*7:])); got != am.Comp[7] {
-		t.Errorf("comp[7] = %v, want %v", got, am.Comp[7])
+	// The compressed map came factored: expanded with the original map
+	// it is the core's, bit for bit.
+	if !mp.Factored || mp.Syn != c.C {
+		t.Fatalf("maps message: factored %v with %d synthetic tokens, want true and %d", mp.Factored, mp.Syn, c.C)
+	}
+	f, err := heatmap.DecodeFactored(*mp, s.bufs["scale"], s.bufs["inv"], s.bufs["syn"], s.bufs["share"], s.bufs["source"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := make([]float32, am.Rows*am.Cols)
+	f.Expand(comp, am.Orig)
+	for i, x := range comp {
+		if math.Float32bits(x) != math.Float32bits(am.Comp[i]) {
+			t.Fatalf("compressed map cell %d: expanded %v, core %v", i, x, am.Comp[i])
+		}
 	}
 	for j, cl := range c.Class {
 		if s.bufs["classes"][j] != byte(cl) || int32(binary.LittleEndian.Uint32(s.bufs["segments"][4*j:])) != c.Segment[j] {
 			t.Fatalf("class/segment %d differ", j)
-		}
-	}
-}
-
-// TestHeadMapsReuse checks ReuseMaps: with an Emit that copies the
-// buffers (as the browser's does), every answer's compressed map equals a
-// fresh engine's, and the engine wrote them all into one buffer.
-func TestHeadMapsReuse(t *testing.T) {
-	e, _, _ := loaded(t, "tiny")
-	e.ReuseMaps = true
-	fresh, _, _ := loaded(t, "tiny")
-	var comps [][]byte
-	copying := func(r proto.Response, bufs map[string][]byte) {
-		if r.Done && bufs["comp"] != nil {
-			comps = append(comps, bytes.Clone(bufs["comp"]))
-		}
-	}
-	var first *float32
-	for i, ratio := range []float64{0.3, 0.2, 0.5, 0.3} {
-		p := defParams
-		p.Ratio = ratio
-		req := proto.Request{ID: i + 1, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true}
-		e.Handle(req, nil, copying, nil)
-		if i == 0 {
-			first = &e.comp[0]
-		} else if &e.comp[0] != first {
-			t.Errorf("move %d: the compressed map was not written into the same buffer", i)
-		}
-		rc := &recorder{t: t}
-		fresh.Handle(req, nil, rc.emit, nil)
-		want := rc.out[len(rc.out)-1].bufs["comp"]
-		if len(comps) != i+1 || len(want) == 0 || !bytes.Equal(comps[i], want) {
-			t.Fatalf("move %d to ratio %v: the compressed map differs from a fresh engine's", i, ratio)
 		}
 	}
 }
@@ -302,8 +283,8 @@ func TestHeadMapsDirect(t *testing.T) {
 		if hasOrig != st.static || (len(m.TokenText) > 0) != st.static {
 			t.Errorf("step %d: orig %v, %d token texts; want the unchanging part %v", i, hasOrig, len(m.TokenText), st.static)
 		}
-		if m.Seq != id || m.Panel != "comp" || m.Ratio != st.ratio || m.Title != proto.HeadTitle(st.layer, st.head) || len(bufs["comp"]) != 4*m.Rows*m.Cols {
-			t.Errorf("step %d: message %+v with %d comp bytes", i, m, len(bufs["comp"]))
+		if m.Seq != id || m.Panel != "comp" || m.Ratio != st.ratio || m.Title != proto.HeadTitle(st.layer, st.head) || !m.Factored || len(bufs["scale"]) != 4*m.Rows || len(bufs["source"]) != 4*m.Cols {
+			t.Errorf("step %d: message %+v with %d scale and %d source bytes", i, m, len(bufs["scale"]), len(bufs["source"]))
 		}
 	}
 }

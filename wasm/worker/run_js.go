@@ -20,7 +20,7 @@ func Run() {
 	self := js.Global()
 	q := NewQueue()
 	relay := &relaySink{}
-	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay, ReuseMaps: true}, Q: q, Emit: post, Yield: newYield()}
+	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay}, Q: q, Emit: post, Yield: newYield()}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		data := args[0]

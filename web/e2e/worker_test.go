@@ -116,11 +116,16 @@ func TestWorkerProtocol(t *testing.T) {
 		}
 	}
 
-	// Maps came as buffers of the advertised size, rows summing to 1.
+	// Maps came as buffers of the advertised size, rows summing to 1: the
+	// original map, and the compressed one factored (see attnmap), per
+	// row, per row and synthetic token and per column.
 	g, _, _ := m.Head(1, 2)
 	rows, cols := g.W+g.T, g.N
-	if res.MapBytes["orig"] != 4*rows*cols || res.MapBytes["comp"] != 4*rows*cols || res.MapBytes["classes"] != cols || res.MapBytes["segments"] != 4*cols {
-		t.Errorf("map buffers %v, want orig/comp %d, classes %d, segments %d bytes", res.MapBytes, 4*rows*cols, cols, 4*cols)
+	if _, c, err := m.Run("hae-ols", core.DefaultParams(0.3), 1, 2); err != nil {
+		t.Fatal(err)
+	} else if res.MapBytes["orig"] != 4*rows*cols || res.MapBytes["scale"] != 4*rows || res.MapBytes["inv"] != 4*rows || res.MapBytes["syn"] != 4*rows*c.C ||
+		res.MapBytes["share"] != 4*cols || res.MapBytes["source"] != 4*cols || res.MapBytes["classes"] != cols || res.MapBytes["segments"] != 4*cols || res.MapBytes["comp"] != 0 {
+		t.Errorf("map buffers %v, want orig %d, scale and inv %d, syn %d, share, source and segments %d, classes %d bytes", res.MapBytes, 4*rows*cols, 4*rows, 4*rows*c.C, 4*cols, cols)
 	}
 	if math.Abs(res.OrigRow0Sum-1) > 1e-3 {
 		t.Errorf("first attention row sums to %v", res.OrigRow0Sum)
