@@ -68,8 +68,8 @@ type Request struct {
 	Layer   int       `json:"layer"`
 	Head    int       `json:"head"` // -1 in OpCurve: the model mean
 	Ratios  []float64 `json:"ratios,omitempty"`
-	// Maps asks OpHead for the attention maps: HeadResult.Maps with buffers
-	// "orig", "comp", "classes", "segments" on the final answer, or, with
+	// Maps asks OpHead for the attention maps: HeadResult.Maps with its
+	// buffers (see Maps) on the final answer, or, with
 	// Direct, a relay message for the heatmap page just before it (see the
 	// package comment).
 	Maps   bool `json:"maps,omitempty"`
@@ -249,8 +249,9 @@ type Curve struct {
 	Err     [][]Num   `json:"err"`
 }
 
-// Maps is the message to the heatmap page (buffers "orig", "comp" Rows x
-// Cols float32, "classes" Cols uint8, "segments" Cols int32). The worker
+// Maps is the message to the heatmap page (buffers "orig" Rows x Cols
+// float32, the compressed map as "comp" (the same) or factored (see
+// Factored), "classes" Cols uint8, "segments" Cols int32). The worker
 // makes it; the page that asked forwards it, or the app page relays it
 // (Request.Direct; see the package comment).
 type Maps struct {
