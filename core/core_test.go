@@ -370,3 +370,46 @@ func TestTauOneStoresDense(t *testing.T) {
 		}
 	}
 }
+
+// TestTunes checks what Tunes claims on the default preset's first KV
+// head: a method's metrics do not move with a parameter it does not
+// tune (so a cache of results may leave that parameter out), and they do
+// move with each one it tunes, for some value.
+func TestTunes(t *testing.T) {
+	s, err := sample.Read("../samples/default.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewModel(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Group(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]func(p *Params, x float64){
+		"lambda": func(p *Params, x float64) { p.Lambda = x },
+		"phi":    func(p *Params, x float64) { p.Phi = x },
+		"tau":    func(p *Params, x float64) { p.Tau = x },
+	}
+	for _, meth := range MethodNames() {
+		for param, f := range set {
+			var errs []float64
+			for _, x := range []float64{0.6, 0.9} {
+				p := DefaultParams(0.3)
+				f(&p, x)
+				c, err := g.Compress(meth, p)
+				if err != nil {
+					errs = append(errs, -1)
+					continue
+				}
+				errs = append(errs, g.Evaluate(c, 0).Err)
+			}
+			moved := errs[0] != errs[1]
+			if tunes := Tunes(meth, param); moved != tunes {
+				t.Errorf("%s with %s 0.6 and 0.9: err %v; Tunes says %v", meth, param, errs, tunes)
+			}
+		}
+	}
+}

@@ -37,6 +37,20 @@ func init() {
 func (h hae) Name() string     { return h.name }
 func (h hae) Describe() string { return h.desc }
 
+// Tunes reports the parameters h reads: lambda and tau unless fixed, phi
+// when it fits summaries.
+func (h hae) Tunes(param string) bool {
+	switch param {
+	case "lambda":
+		return h.lambda < 0
+	case "tau":
+		return h.tau < 0
+	case "phi":
+		return h.summaries
+	}
+	return false
+}
+
 func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 	if h.summaries {
 		if err := g.needKV(); err != nil {

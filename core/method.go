@@ -20,6 +20,21 @@ type Method interface {
 	Compress(g *Group, p Params) (*Cache, error)
 }
 
+// Tuned is implemented by a method whose result depends on some of the
+// HAE-OLS parameters of Params: Tunes reports whether it reads the one
+// named ("lambda", "phi" or "tau"). A method without it reads none of them.
+type Tuned interface {
+	Tunes(param string) bool
+}
+
+// Tunes reports whether the named method's result depends on the HAE-OLS
+// parameter param ("lambda", "phi" or "tau"): a caller keeping results by
+// parameters need not compute them again for one it does not read.
+func Tunes(method, param string) bool {
+	m, ok := registry[method].(Tuned)
+	return ok && m.Tunes(param)
+}
+
 // ErrNeedsKV is returned (wrapped) by a method that reads keys and values
 // (hae-ols, hae-nosvd, hae-merge, lowrank, quant) when the sample holds
 // attention probabilities only (HAE-OLS.md §6).

@@ -732,6 +732,20 @@ func (e *Engine) curve(req proto.Request, emit Emit, check Check) error {
 // float64 as a slider's "0.31" parsed.
 const PrefetchSteps = 100
 
+// paramSliders are the page's sliders of the HAE-OLS parameters: their
+// steps per unit (the reciprocal of the step attribute in ui/root.vugu, so
+// that a prefetched value is the one the slider gives) and range.
+var paramSliders = []struct {
+	name   string
+	get    func(p *proto.Params) *float64
+	steps  float64
+	lo, hi float64
+}{
+	{"lambda", func(p *proto.Params) *float64 { return &p.Lambda }, 20, 0, 1},
+	{"phi", func(p *proto.Params) *float64 { return &p.Phi }, 20, 0, 1},
+	{"tau", func(p *proto.Params) *float64 { return &p.Tau }, 200, state.MinTau, state.MaxTau},
+}
+
 // prefetchSpan is how many slider steps ahead of the focus (in the
 // direction of the last move) Prefetch prepares for the focused KV head;
 // half as many behind, and a third as many either side for the others.
@@ -770,6 +784,24 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 		add(req.Layer, kv, dir*float64(k))
 		if k%2 == 0 {
 			add(req.Layer, kv, -dir*float64(k/2))
+		}
+	}
+	// Then, at this ratio, the neighbouring positions of the sliders of
+	// the parameters the method reads: a person stepping one of them finds
+	// the next position ready (a new lambda costs a new HAE order, about
+	// 80 ms in wasm on the default sample).
+	for _, ps := range paramSliders {
+		if !core.Tunes(req.Method, ps.name) {
+			continue
+		}
+		cur := *ps.get(&req.Params)
+		base := math.Round(cur * ps.steps)
+		for _, k := range []float64{1, -1, 2, -2} {
+			pp := req.Params
+			if x := (base + k) / ps.steps; x >= ps.lo && x <= ps.hi && x != cur {
+				*ps.get(&pp) = x
+				e.prefetch = append(e.prefetch, cacheKey{req.Layer, kv, req.Method, coreParams(pp)})
+			}
 		}
 	}
 	for k := 1; k <= prefetchSpan/3; k++ {

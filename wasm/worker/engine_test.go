@@ -467,17 +467,35 @@ func TestPrefetch(t *testing.T) {
 		n++
 	}
 	// Every slider position of the focused KV head (the one asked for
-	// was made by the request), then nothing else: the tiny preset has
-	// one KV head.
+	// was made by the request) and, at this ratio, two steps either way of
+	// lambda (0.25) and phi (0.25) and two down of tau (1, its top), then
+	// nothing else: the tiny preset has one KV head.
 	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
-	if n != steps {
-		t.Fatalf("prefetched %d caches, want %d", n, steps)
+	if n != steps+10 {
+		t.Fatalf("prefetched %d caches, want %d", n, steps+10)
+	}
+	for _, pp := range []proto.Params{
+		{Ratio: p.Ratio, Lambda: 0.15, Phi: p.Phi, Tau: p.Tau}, {Ratio: p.Ratio, Lambda: 0.35, Phi: p.Phi, Tau: p.Tau},
+		{Ratio: p.Ratio, Lambda: p.Lambda, Phi: 0.2, Tau: p.Tau}, {Ratio: p.Ratio, Lambda: p.Lambda, Phi: 0.3, Tau: p.Tau},
+		{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: 0.995}, {Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: 0.99},
+	} { // as a slider gives them
+		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
+			t.Errorf("%+v not prefetched", pp)
+		}
 	}
 	for k := 0; k <= steps; k++ {
 		pp := p
 		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+k) / PrefetchSteps
 		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
 			t.Errorf("ratio %v not prefetched", pp.Ratio)
+		}
+	}
+	// A method that reads none of the parameters gets no neighbours of
+	// them.
+	e.Handle(proto.Request{Op: proto.OpHead, Method: "topk", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	for _, k := range e.prefetch {
+		if k.params.Lambda != p.Lambda || k.params.Phi != p.Phi || k.params.Tau != p.Tau {
+			t.Fatalf("topk: prefetch of %+v", k.params)
 		}
 	}
 	// Moving down turns the plan around.
