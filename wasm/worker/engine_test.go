@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -178,6 +179,45 @@ func TestHeadMaps(t *testing.T) {
 	for j, cl := range c.Class {
 		if s.bufs["classes"][j] != byte(cl) || int32(binary.LittleEndian.Uint32(s.bufs["segments"][4*j:])) != c.Segment[j] {
 			t.Fatalf("class/segment %d differ", j)
+		}
+	}
+}
+
+// TestHeadMapsAttnOnly checks the maps of an attention-only sample, whose
+// compressed map has no factored form: it comes whole, as "comp", equal
+// to the core's.
+func TestHeadMapsAttnOnly(t *testing.T) {
+	raw, err := os.ReadFile("../../core/sample/testdata/interop/attn_f64.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{}
+	rc := &recorder{t: t}
+	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "attn_f64.safetensors"}}, map[string][]byte{"file": raw}, rc.emit, nil)
+	if r := rc.last(); r.Error != "" || !r.Done {
+		t.Fatalf("load: %+v", r)
+	}
+	e.Handle(proto.Request{ID: 2, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 0, Head: 0, Maps: true}, nil, rc.emit, nil)
+	s := rc.out[len(rc.out)-1]
+	if s.r.Error != "" || s.r.Head == nil || s.r.Head.Maps == nil {
+		t.Fatalf("head: %+v", s.r)
+	}
+	mp := s.r.Head.Maps
+	if mp.Factored || len(s.bufs["scale"]) != 0 || len(s.bufs["comp"]) != 4*mp.Rows*mp.Cols {
+		t.Fatalf("maps message %+v with %d comp bytes, want the whole map", mp, len(s.bufs["comp"]))
+	}
+	g, hi, err := e.model.Head(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.Compress("topk", coreParams(defParams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	am := g.Maps(c, hi)
+	for i, x := range am.Comp {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(s.bufs["comp"][4*i:])); math.Float32bits(got) != math.Float32bits(x) {
+			t.Fatalf("comp[%d] = %v, core %v", i, got, x)
 		}
 	}
 }
