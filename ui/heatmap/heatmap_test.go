@@ -249,8 +249,8 @@ func TestPoolKeepsSpike(t *testing.T) {
 // pixel's block taken cell by cell, on maps with NaN cells (some rows and
 // columns all NaN) and -Inf, at sizes where pixels cover one, two, three
 // or many cells, zoomed and not: the same value, NaN where every cell of
-// the block is NaN or the block is empty. PoolNoNaN gets the same maps
-// with the NaN cells replaced by numbers.
+// the block is NaN or the block is empty. Its NaN-free path gets the same
+// maps with the NaN cells replaced by numbers.
 func TestPoolAgainstBlockMax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	nan, negInf := float32(math.NaN()), float32(math.Inf(-1))
@@ -287,7 +287,7 @@ func TestPoolAgainstBlockMax(t *testing.T) {
 				src[i] = rng.Float32()
 			}
 		}
-		checkPool(t, PoolNoNaN(nil, src, tc.cols, rs, cs), src, tc.cols, rs, cs)
+		checkPool(t, pool(nil, src, tc.cols, rs, cs, false), src, tc.cols, rs, cs)
 	}
 }
 

@@ -66,12 +66,8 @@ func Pool(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
 	return pool(dst, src, cols, rowSpans, colSpans, true)
 }
 
-// PoolNoNaN is Pool for a map that holds no NaN (see Data.NaN), a little
-// faster: it skips the search for pixels over NaN cells only.
-func PoolNoNaN(dst, src []float32, cols int, rowSpans, colSpans []Span) []float32 {
-	return pool(dst, src, cols, rowSpans, colSpans, false)
-}
-
+// pool is Pool; with mayNaN false, for a map that holds no NaN (see
+// Data.NaN), it skips the search for pixels over NaN cells only.
 func pool(dst, src []float32, cols int, rowSpans, colSpans []Span, mayNaN bool) []float32 {
 	w, h := len(colSpans), len(rowSpans)
 	if cap(dst) < w*h {

@@ -301,11 +301,7 @@ func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, nan 
 	var rs []Span
 	if !hit {
 		rs = AxisSpans(m.H, v.R0, v.RSpan, v.Rows)
-		if nan {
-			r.pool = Pool(r.pool, src, cols, rs, cs)
-		} else {
-			r.pool = PoolNoNaN(r.pool, src, cols, rs, cs)
-		}
+		r.pool = pool(r.pool, src, cols, rs, cs, nan)
 	}
 	if cap(mc.pix) < 4*m.W*m.H {
 		mc.pix = make([]byte, 4*m.W*m.H)
