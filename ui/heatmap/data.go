@@ -170,14 +170,18 @@ func NewData(m proto.Maps, orig, comp, diff []float32, classes, segments []byte)
 		diff = make([]float32, n)
 	}
 	d.Diff = diff[:n]
+	dd, oo := d.Diff[:len(comp)], orig[:len(comp)]
+	var nan uint32
 	for i, x := range comp {
-		// |comp - orig| by clearing the sign bit; NaN when either is.
-		b := math.Float32bits(x-orig[i]) &^ (1 << 31)
-		d.Diff[i] = math.Float32frombits(b)
-		if b > 0x7f800000 {
-			d.NaN = true
-		}
+		// |comp - orig| by clearing the sign bit; NaN when either is. A
+		// NaN's bits (sign cleared) are above 0x7f800000, the only ones
+		// that carry into bit 31 here (a comparison per cell costs a
+		// branch in Go's wasm code).
+		b := math.Float32bits(x-oo[i]) &^ (1 << 31)
+		dd[i] = math.Float32frombits(b)
+		nan |= b + 0x007fffff
 	}
+	d.NaN = nan&(1<<31) != 0
 	if len(classes) > 0 {
 		if len(classes) != m.Cols {
 			return nil, fmt.Errorf("heatmap: buffer \"classes\": %d bytes, want cols = %d", len(classes), m.Cols)

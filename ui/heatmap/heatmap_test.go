@@ -946,8 +946,20 @@ func TestNewDataReusesDiff(t *testing.T) {
 	if !d.NaN {
 		t.Errorf("NaN is false for a compressed map with a NaN cell")
 	}
-	if d2, err := NewData(m, orig, orig, nil, nil, nil); err != nil || d2.NaN {
-		t.Errorf("NewData without NaN cells: NaN %v, error %v; want false, nil", d2 != nil && d2.NaN, err)
+	inf := float32(math.Inf(1))
+	for _, tc := range []struct {
+		name       string
+		orig, comp []float32
+		nan        bool
+	}{
+		{"no NaN", orig, orig, false},
+		{"infinities", []float32{0.1, 0.2, inf, 0.5, 0.25, -inf}, []float32{inf, 0.1, 0.6, -inf, 0, 0}, false},
+		{"NaN in orig", []float32{0.1, 0.2, 0.7, float32(math.NaN()), 0.25, 0.25}, orig, true},
+		{"inf minus inf", []float32{inf, 0.2, 0.7, 0.5, 0.25, 0.25}, []float32{inf, 0.1, 0.6, 0.5, 0, 0}, true},
+	} {
+		if d2, err := NewData(m, tc.orig, tc.comp, nil, nil, nil); err != nil || d2.NaN != tc.nan {
+			t.Errorf("%s: NaN %v, error %v; want %v, nil", tc.name, d2 != nil && d2.NaN, err, tc.nan)
+		}
 	}
 	for i := range orig {
 		want := float32(math.Abs(float64(comp[i] - orig[i])))
