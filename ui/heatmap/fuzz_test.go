@@ -36,20 +36,6 @@ func FuzzDecode(f *testing.F) {
 // must never panic, and a map it accepts must expand into rows x cols
 // values without panicking.
 func FuzzDecodeFactored(f *testing.F) {
-	f32 := func(xs ...float32) []byte {
-		b := make([]byte, 4*len(xs))
-		for i, x := range xs {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-		}
-		return b
-	}
-	i32 := func(xs ...int32) []byte {
-		b := make([]byte, 4*len(xs))
-		for i, x := range xs {
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
-		}
-		return b
-	}
 	f.Add(1, 3, 1, f32(0.5), f32(0.25), f32(2), f32(0, 1, 0), i32(-1, 0, -2))
 	f.Add(2, 2, 0, f32(1, -1), f32(0, 0), []byte{}, f32(0, 0), i32(-1, -1))
 	f.Add(1, 2, 1, f32(1), f32(1), f32(1), f32(1, 1), i32(1, -3))
@@ -63,4 +49,22 @@ func FuzzDecodeFactored(f *testing.F) {
 		orig := make([]float32, rows*cols)
 		fm.Expand(make([]float32, rows*cols), orig)
 	})
+}
+
+// f32 is xs as little-endian float32 bytes, as the worker sends them.
+func f32(xs ...float32) []byte {
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// i32 is xs as little-endian int32 bytes.
+func i32(xs ...int32) []byte {
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
 }

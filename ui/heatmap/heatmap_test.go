@@ -986,15 +986,8 @@ func TestNewDataReusesDiff(t *testing.T) {
 // TestDecodeFactored checks DecodeFactored's errors, each naming the
 // buffer or field, and that a good message expands as attnmap says.
 func TestDecodeFactored(t *testing.T) {
-	f32 := func(xs ...float32) []byte {
-		b := make([]byte, 4*len(xs))
-		for i, x := range xs {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-		}
-		return b
-	}
 	m := proto.Maps{Rows: 1, Cols: 3, Calib: 1, Panel: "all", Factored: true, Syn: 1}
-	src := []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff} // -1, 0, -2
+	src := i32(-1, 0, -2)
 	good := [][]byte{f32(2), f32(0.5), f32(0.5), f32(0, 1, 0), src}
 	f, err := DecodeFactored(m, good[0], good[1], good[2], good[3], good[4])
 	if err != nil {
