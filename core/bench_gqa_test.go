@@ -11,18 +11,7 @@ import (
 // compress one group with HAE-OLS at a new ratio, evaluate one head and
 // compute its attention maps.
 func BenchmarkHeadDefault(b *testing.B) {
-	s, err := sample.Read("../samples/default.safetensors")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := NewModel(s, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := m.Group(2, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := defaultGroup(b, 2, 0)
 	ratios := []float64{0.1, 0.2, 0.3, 0.5}
 	i := 0
 	for b.Loop() {
@@ -34,4 +23,23 @@ func BenchmarkHeadDefault(b *testing.B) {
 		g.Maps(c, 1)
 		i++
 	}
+}
+
+// defaultGroup analyses KV head kv of layer l of the shipped default
+// sample.
+func defaultGroup(tb testing.TB, l, kv int) *Group {
+	tb.Helper()
+	s, err := sample.Read("../samples/default.safetensors")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := NewModel(s, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g, err := m.Group(l, kv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
 }

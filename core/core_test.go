@@ -376,18 +376,7 @@ func TestTauOneStoresDense(t *testing.T) {
 // tune (so a cache of results may leave that parameter out), and they do
 // move with each one it tunes, for some value.
 func TestTunes(t *testing.T) {
-	s, err := sample.Read("../samples/default.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := NewModel(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := m.Group(0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := defaultGroup(t, 0, 0)
 	set := map[string]func(p *Params, x float64){
 		"lambda": func(p *Params, x float64) { p.Lambda = x },
 		"phi":    func(p *Params, x float64) { p.Phi = x },
