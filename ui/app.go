@@ -85,6 +85,7 @@ type Root struct {
 	unsandboxed  bool         // the sandboxed heatmap page failed: run it same-origin
 	pendingMaps  *pendingMaps // maps not yet posted to the heatmap page
 	mapsDirect   bool         // the worker's maps are relayed to the heatmap page
+	model        int          // the worker's model of the latest head answer (proto.HeadResult.Model; 0: none since a load)
 
 	shownChart map[string]*svgChart // the chart each chart element shows
 	shownKey   map[string]chartKey  // and what it was made from
@@ -202,6 +203,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		// ErrMsg stays: a new load clears it when it starts, and a fallback
 		// load's message must survive its success.
 		c.Info = r.Info
+		c.model = 0
 		var names []string
 		for _, m := range r.Info.Methods {
 			names = append(names, m.Name)
@@ -221,6 +223,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.Compute = r.Compute
+		c.model = 0
 		// The worker analyses the sample again on the new device: ask for
 		// everything anew.
 		c.grids = map[string]*gridRes{}
@@ -251,6 +254,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.head = r.Head
+		c.model = r.Head.Model
 		live = !quiet && c.scrubbing()
 		if r.Done && (r.Head.MapsDirect || r.Head.Maps != nil && bufs.Truthy()) {
 			// Direct: the maps were relayed to the heatmap page just
@@ -358,7 +362,8 @@ func naCell() proto.Cell {
 // refresh sends the requests the current view needs and have not been
 // sent: the selected head first (fast), then the grid pass, then the curve.
 func (c *Root) refresh() {
-	c.syncURL()
+	// The address bar last: see syncURL.
+	defer c.syncURL()
 	if c.Info == nil || c.b == nil || c.Loading != "" {
 		return
 	}
@@ -367,10 +372,12 @@ func (c *Root) refresh() {
 	if hk != c.lastHeadKey {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
+		show := c.aheadView(p)
 		c.headID = c.b.send(proto.Request{Op: proto.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
-			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel, SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.headSentAt}, nil)
+			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel, Shown: show, SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.headSentAt}, nil)
 		// The maps message's Seq is the request's ID.
 		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
+		c.showAhead(show)
 	}
 	gk := fmt.Sprint(p, c.S.Methods, c.S.Method)
 	if gk != c.lastGridKey {
@@ -424,8 +431,12 @@ func (c *Root) nextGrid() {
 //
 // At most once per urlEveryMs: Chromium's replaceState costs the page's
 // thread about 5 ms, and a slider drag changes the view 20 times a second.
-// The latest view is written when the interval is over. Call it holding the
-// event lock.
+// While a person scrubs, not at all until the sliders have been still for
+// scrubbingMs: the browser commits a replaceState before it passes on this
+// page's next message to the heatmap page (a frame in another process),
+// which then arrives 10-15 ms later than without one (measured in
+// headless Chromium: 9-16 ms against 1.5-2 ms). The latest view is written
+// when the wait is over. Call it holding the event lock.
 func (c *Root) syncURL() {
 	h := js.Global().Get("history")
 	if !h.Truthy() {
@@ -435,7 +446,11 @@ func (c *Root) syncURL() {
 		c.urlDirty = true
 		return
 	}
-	if q := "?" + c.S.Encode(); q != c.urlShown {
+	wait := float64(urlEveryMs)
+	if c.scrubbing() {
+		c.urlDirty = true
+		wait = c.sliderAt + scrubbingMs - now()
+	} else if q := "?" + c.S.Encode(); q != c.urlShown {
 		h.Call("replaceState", nil, "", q)
 		c.urlShown = q
 	}
@@ -448,7 +463,7 @@ func (c *Root) syncURL() {
 			c.syncURL()
 		}
 	})
-	js.Global().Call("setTimeout", f, urlEveryMs)
+	js.Global().Call("setTimeout", f, wait)
 }
 
 // urlEveryMs is the shortest time between two writes of the address bar.
@@ -494,6 +509,38 @@ func (c *Root) postMaps(m *proto.Maps, bufs js.Value) {
 	}
 	c.pendingMaps = &pendingMaps{json: string(b), bufs: bufs}
 	c.flushMaps()
+}
+
+// aheadView is the view (proto.ViewKey) of the head request about to be
+// sent for parameters p, when the heatmap page may hold its maps ahead;
+// "" when it cannot (no heatmap page with relayed maps, or no head answer
+// of the worker's current model yet).
+func (c *Root) aheadView(p proto.Params) string {
+	if !c.mapsDirect || !c.frameReady || c.model == 0 {
+		return ""
+	}
+	if frame := js.Global().Get("document").Call("getElementById", "heatmap-frame"); !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+		return ""
+	}
+	return proto.ViewKey(c.model, c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
+}
+
+// showAhead tells the heatmap page which view the head request just sent
+// asks for: when the worker sent its maps ahead, the heatmap page draws
+// them now, as that request's maps (see ui/proto), without waiting for
+// the worker's answer.
+func (c *Root) showAhead(view string) {
+	if view == "" {
+		return
+	}
+	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
+	if !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+		return
+	}
+	msg := js.Global().Get("Object").New()
+	msg.Set("show", view)
+	msg.Set("seq", c.headID)
+	frame.Get("contentWindow").Call("postMessage", msg, "*")
 }
 
 // heatmapReset tells the worker that the heatmap page (re)started and
@@ -590,6 +637,9 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				origin := js.Global().Get("performance").Get("timeOrigin").Float()
 				c.drawnMS = at.Float() - origin - ms.headSentAt
 				RecordTiming("drawn", c.drawnMS)
+				if data.Get("ahead").Truthy() {
+					RecordTiming("drawn-ahead", c.drawnMS)
+				}
 				for _, k := range []string{"posted", "relayed", "arrived"} {
 					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
 						RecordTiming("heatmap-"+k, at.Float()-origin-ms.headSentAt)
@@ -641,7 +691,8 @@ func (c *Root) Started() bool { return c.started }
 // RecordTiming appends a measured latency (ms) to window.haeolsTimings[kind]
 // ("head": slider move to the head's numbers, "headCompute": the worker's
 // time on that answer, "maps": to its maps at this page, "heatmap-arrived":
-// at the heatmap page, "drawn": to the heatmap drawn, "grid": to the
+// at the heatmap page, "drawn": to the heatmap drawn ("drawn-ahead" too
+// when they were maps sent ahead, shown at once), "grid": to the
 // primary method's whole grid; "heatmap-decode", "heatmap-wait" and
 // "heatmap-paint", the heatmap page's share of "drawn": decoding the maps,
 // waiting for its next frame, painting; the app's entry point adds "build"

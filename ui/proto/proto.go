@@ -19,12 +19,24 @@
 // same keys in the same order, so they agree on what the heatmap page
 // holds. OpHeatmapReset says the heatmap page (re)started and holds
 // nothing.
+//
+// Maps ahead. While idle, the worker also relays the maps of the slider
+// positions a person may scrub to next (Maps.Ahead, each named by its
+// Maps.View, a ViewKey), which the heatmap page keeps without drawing. On
+// every change of the view the app page posts the heatmap page a show
+// message, {show: view, seq: the head request's ID}, straight away; when
+// the heatmap page holds that view's maps it draws them at once, as the
+// maps of that request, without waiting for the worker. A heatmap page
+// never draws maps older (a lower Seq) than those on screen, nor the same
+// view again.
 package proto
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Ops of a Request.
@@ -83,6 +95,10 @@ type Request struct {
 	SentAt float64 `json:"sent_at,omitempty"`
 	// Compute is the device OpCompute asks for: "cpu" or "gpu".
 	Compute string `json:"compute,omitempty"`
+	// Shown is the view (ViewKey) the page asked its heatmap page to show
+	// from maps ahead for this request: when the worker sent those maps,
+	// it sends no maps again (HeadResult.MapsDirect).
+	Shown string `json:"shown,omitempty"`
 }
 
 // Source says which sample to load. Kind "preset": generated in the worker
@@ -209,6 +225,9 @@ type HeadResult struct {
 	// to the heatmap page directly; MapsDirect says they were.
 	Maps       *Maps `json:"maps,omitempty"`
 	MapsDirect bool  `json:"maps_direct,omitempty"`
+	// Model numbers the worker's model (a new sample or compute device is
+	// a new model), for the page's ViewKey; 0 when unknown.
+	Model int `json:"model,omitempty"`
 }
 
 // Needle is a needle token's fate.
@@ -277,7 +296,38 @@ type Maps struct {
 	// number of synthetic tokens.
 	Factored bool `json:"factored,omitempty"`
 	Syn      int  `json:"syn,omitempty"`
+	// View is the ViewKey of these maps ("" when unknown).
+	View string `json:"view,omitempty"`
+	// Ahead marks maps sent before anyone asked for them: the heatmap
+	// page keeps them for a show message of their View and does not draw
+	// them on arrival (see the package comment).
+	Ahead bool `json:"ahead,omitempty"`
 }
+
+// ViewKey names what a head's maps show: the worker's model (HeadResult.Model),
+// the head, the method, every parameter and the panel. Two maps with the
+// same key are the same maps. ViewPrefix(key) is the key without the
+// ratio: the maps a person reaches with the ratio slider share it.
+func ViewKey(model, layer, head int, method string, p Params, panel string) string {
+	if panel == "" {
+		panel = "all"
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return fmt.Sprintf("%d/%d/%d/%s/%s/%s/%s/%s@%s", model, layer, head, method, f(p.Lambda), f(p.Phi), f(p.Tau), panel, f(p.Ratio))
+}
+
+// ViewPrefix is a ViewKey without its ratio.
+func ViewPrefix(key string) string {
+	if i := strings.LastIndexByte(key, '@'); i >= 0 {
+		return key[:i]
+	}
+	return key
+}
+
+// AheadMax is the most maps ahead a heatmap page keeps, all of one
+// ViewPrefix (a new prefix replaces them); the worker sends no more than
+// that per prefix.
+const AheadMax = 128
 
 // HeadTitle is the heatmap's title for a head (the renderer adds method,
 // ratio and error, in a bitmap font: ASCII only).
@@ -355,4 +405,55 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	}
 	*n = Num(f)
 	return nil
+}
+
+// Ahead holds maps ahead by view (see the package comment): at most
+// AheadMax, all of the ViewPrefix of the latest put; putting a view of
+// another prefix forgets the others first. The zero value is empty and
+// ready to use.
+type Ahead[V any] struct {
+	prefix string
+	vals   map[string]V
+}
+
+// Put keeps v for view and reports whether it did: a view past AheadMax
+// of the same prefix is refused.
+func (a *Ahead[V]) Put(view string, v V) bool {
+	if p := ViewPrefix(view); p != a.prefix || a.vals == nil {
+		a.prefix, a.vals = p, map[string]V{}
+	}
+	if _, ok := a.vals[view]; !ok && len(a.vals) >= AheadMax {
+		return false
+	}
+	a.vals[view] = v
+	return true
+}
+
+// Get returns what was put for view, if it is still held.
+func (a *Ahead[V]) Get(view string) (V, bool) {
+	v, ok := a.vals[view]
+	return v, ok
+}
+
+// Len is how many views are held.
+func (a *Ahead[V]) Len() int { return len(a.vals) }
+
+// Reset forgets everything.
+func (a *Ahead[V]) Reset() { a.prefix, a.vals = "", nil }
+
+// Screen is what a heatmap page shows: its maps' View and Seq ("" and 0
+// when unknown).
+type Screen struct {
+	View string
+	Seq  int
+}
+
+// Wants reports whether maps of view with seq should replace those on
+// screen: not maps older than them (a lower Seq, both known), and not the
+// same view again (both known).
+func (s Screen) Wants(view string, seq int) bool {
+	if seq > 0 && s.Seq > 0 && seq < s.Seq {
+		return false
+	}
+	return view == "" || view != s.View
 }

@@ -119,3 +119,107 @@ func TestNumJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestViewKey: every field of a view changes its key, the ratio only
+// after the prefix, and the same view gives the same key.
+func TestViewKey(t *testing.T) {
+	p := Params{Ratio: 0.31, Lambda: 0.5, Phi: 0.25, Tau: 0.95}
+	base := ViewKey(1, 2, 3, "hae-ols", p, "all")
+	if again := ViewKey(1, 2, 3, "hae-ols", p, ""); again != base {
+		t.Errorf("panel \"\" gives %q, want the key of \"all\" %q", again, base)
+	}
+	if r := float64(31) / 100; ViewKey(1, 2, 3, "hae-ols", Params{Ratio: r, Lambda: 0.5, Phi: 0.25, Tau: 0.95}, "all") != base {
+		t.Errorf("ratio 31/100 and 0.31 give different keys")
+	}
+	with := func(f func(*Params)) Params { q := p; f(&q); return q }
+	others := []struct {
+		name string
+		key  string
+		same bool // same prefix
+	}{
+		{"ratio", ViewKey(1, 2, 3, "hae-ols", with(func(q *Params) { q.Ratio = 0.32 }), "all"), true},
+		{"model", ViewKey(2, 2, 3, "hae-ols", p, "all"), false},
+		{"layer", ViewKey(1, 0, 3, "hae-ols", p, "all"), false},
+		{"head", ViewKey(1, 2, 0, "hae-ols", p, "all"), false},
+		{"method", ViewKey(1, 2, 3, "topk", p, "all"), false},
+		{"lambda", ViewKey(1, 2, 3, "hae-ols", with(func(q *Params) { q.Lambda = 0.55 }), "all"), false},
+		{"phi", ViewKey(1, 2, 3, "hae-ols", with(func(q *Params) { q.Phi = 0.3 }), "all"), false},
+		{"tau", ViewKey(1, 2, 3, "hae-ols", with(func(q *Params) { q.Tau = 0.9 }), "all"), false},
+		{"panel", ViewKey(1, 2, 3, "hae-ols", p, "comp"), false},
+	}
+	for _, o := range others {
+		if o.key == base {
+			t.Errorf("%s: same key %q", o.name, base)
+		}
+		if got := ViewPrefix(o.key) == ViewPrefix(base); got != o.same {
+			t.Errorf("%s: same prefix %v, want %v (%q, %q)", o.name, got, o.same, o.key, base)
+		}
+	}
+}
+
+// TestAhead: views of one prefix are kept up to AheadMax; a view of
+// another prefix replaces them all.
+func TestAhead(t *testing.T) {
+	p := Params{Lambda: 0.5, Phi: 0.25, Tau: 0.95}
+	view := func(head, k int) string {
+		q := p
+		q.Ratio = float64(k) / 100
+		return ViewKey(1, 0, head, "hae-ols", q, "all")
+	}
+	var a Ahead[int]
+	if _, ok := a.Get(view(0, 1)); ok {
+		t.Fatal("the zero Ahead holds a view")
+	}
+	for k := 0; k < AheadMax+5; k++ {
+		if ok := a.Put(view(0, k), k); ok != (k < AheadMax) {
+			t.Fatalf("put %d: %v, want %v", k, ok, k < AheadMax)
+		}
+	}
+	if a.Len() != AheadMax {
+		t.Fatalf("holds %d, want %d", a.Len(), AheadMax)
+	}
+	if !a.Put(view(0, 3), 33) {
+		t.Error("a held view is refused when full")
+	}
+	if v, ok := a.Get(view(0, 3)); !ok || v != 33 {
+		t.Errorf("view 3 holds %d %v, want 33", v, ok)
+	}
+	if !a.Put(view(1, 7), 7) || a.Len() != 1 {
+		t.Fatalf("a new prefix: holds %d, want 1", a.Len())
+	}
+	if _, ok := a.Get(view(0, 3)); ok {
+		t.Error("the old prefix's views survive a new prefix")
+	}
+	a.Reset()
+	if _, ok := a.Get(view(1, 7)); ok || a.Len() != 0 {
+		t.Error("Reset keeps a view")
+	}
+}
+
+// TestScreenWants: a heatmap page draws newer maps of another view, and
+// maps whose age or view it cannot tell.
+func TestScreenWants(t *testing.T) {
+	tests := []struct {
+		name   string
+		screen Screen
+		view   string
+		seq    int
+		want   bool
+	}{
+		{"nothing on screen", Screen{}, "a", 3, true},
+		{"newer, another view", Screen{"a", 3}, "b", 4, true},
+		{"older, another view", Screen{"a", 3}, "b", 2, false},
+		{"newer, same view", Screen{"a", 3}, "a", 4, false},
+		{"same seq, same view (the worker's maps after a show)", Screen{"a", 3}, "a", 3, false},
+		{"same seq, another view", Screen{"a", 3}, "b", 3, true},
+		{"no seq, another view", Screen{"a", 3}, "b", 0, true},
+		{"no view", Screen{"a", 3}, "", 5, true},
+		{"no view, older", Screen{"a", 3}, "", 2, false},
+		{"unknown screen seq", Screen{"a", 0}, "b", 1, true},
+	}
+	for _, tc := range tests {
+		if got := tc.screen.Wants(tc.view, tc.seq); got != tc.want {
+			t.Errorf("%s: %+v.Wants(%q, %d) = %v, want %v", tc.name, tc.screen, tc.view, tc.seq, got, tc.want)
+		}
+	}
+}

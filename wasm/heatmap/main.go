@@ -61,6 +61,7 @@ import (
 type inbox struct {
 	mu    sync.Mutex
 	msg   js.Value // the message's data; undefined when there is none
+	seq   int      // its seq (0: unknown)
 	reset bool     // a double click asked for the whole map
 	at    float64  // when the message arrived (performance.now())
 }
@@ -79,10 +80,35 @@ func (b *inbox) takeReset() bool {
 	return r
 }
 
+// put keeps msg as the latest message, unless the message waiting is
+// newer (a higher seq: a show message overtakes the worker's maps of
+// earlier moves) or the same maps (the worker's maps of a view shown from
+// maps ahead).
 func (b *inbox) put(msg js.Value, at float64) {
+	seq := envSeq(msg)
 	b.mu.Lock()
-	b.msg, b.at = msg, at
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	if b.msg.Type() == js.TypeObject && seq > 0 && b.seq > 0 && (seq < b.seq || seq == b.seq && envView(msg) == envView(b.msg)) {
+		return
+	}
+	b.msg, b.seq, b.at = msg, seq, at
+}
+
+// envSeq is the seq a message's envelope carries (relayed and shown maps),
+// 0 when it carries none.
+func envSeq(msg js.Value) int {
+	if v := msg.Get("seq"); v.Type() == js.TypeNumber {
+		return v.Int()
+	}
+	return 0
+}
+
+// envView is the view a message's envelope names, "" when none.
+func envView(msg js.Value) string {
+	if v := msg.Get("view"); v.Type() == js.TypeString {
+		return v.String()
+	}
+	return ""
 }
 
 func (b *inbox) pending() bool {
@@ -122,6 +148,8 @@ type game struct {
 	dragView heatmap.View
 	posted   heatmap.View // the view last reported to the parent
 	drawnMsg bool
+	screen   proto.Screen // the maps on screen
+	shown    bool         // they came from maps ahead (a show message)
 	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
 	// decoding, and when it arrived (performance.now()).
 	decodeMs, arrived float64
@@ -241,8 +269,18 @@ func (g *game) later(ms float64) {
 // Draw on; a message that does not decode is reported and the maps shown
 // stay.
 func (g *game) take(msg js.Value, at float64) {
+	view, seq := envView(msg), envSeq(msg)
+	show := msg.Get("shown").Truthy()
+	if g.data != nil && !g.screen.Wants(view, seq) {
+		return // older than the maps on screen, or the same view again
+	}
 	t0 := now()
 	d, err := decode(msg, g.data)
+	if err != nil && show {
+		// Maps ahead this page cannot draw now (their original map is
+		// gone): the worker's answer to the same move will come.
+		return
+	}
 	if err != nil {
 		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
 		e := map[string]any{"type": "heatmap-error", "error": err.Error()}
@@ -265,6 +303,7 @@ func (g *game) take(msg js.Value, at float64) {
 		g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
 	}
 	g.data, g.panels, g.dirty, g.drawnMsg = d, panels, true, true
+	g.screen, g.shown = proto.Screen{View: view, Seq: d.Maps.Seq}, show
 	g.relayout()
 }
 
@@ -333,7 +372,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
 			"arrived_at": js.Global().Get("performance").Get("timeOrigin").Float() + g.arrived,
 			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0, "pixels_ms": tp - t0,
-			"posted_at": g.postedAt, "relayed_at": g.relayedAt})
+			"posted_at": g.postedAt, "relayed_at": g.relayedAt, "ahead": g.shown})
 	}
 }
 
@@ -392,7 +431,30 @@ func listen(in *inbox) {
 		if k, b := data.Get("key"), data.Get("buffers"); k.Type() == js.TypeString && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
 			statics.Put(k.String(), data)
 		}
-		receive(data)
+		switch {
+		case data.Get("ahead").Truthy():
+			// Maps of a view the app may show next: kept, drawn on its
+			// show message (or now, if that came first).
+			view := envView(data)
+			ahead.Put(view, data)
+			if waiting.View == view {
+				receive(shown(data, waiting.Seq))
+				waiting = proto.Screen{}
+			}
+		case data.Get("show").Type() == js.TypeString:
+			// The app's view changed to show (its head request seq): draw
+			// the maps sent ahead for it, else wait for them or for the
+			// worker's answer.
+			view, seq := data.Get("show").String(), envSeq(data)
+			if m, ok := ahead.Get(view); ok {
+				receive(shown(m, seq))
+				waiting = proto.Screen{}
+			} else {
+				waiting = proto.Screen{View: view, Seq: seq}
+			}
+		default:
+			receive(data)
+		}
 		return nil
 	})
 	window.Call("addEventListener", "message", cb)
@@ -406,6 +468,25 @@ func listen(in *inbox) {
 			receive(p)
 		}
 	}
+}
+
+// ahead holds the maps sent ahead (proto.Maps.Ahead) by view, and waiting
+// the show message whose maps have not come yet (see ui/proto).
+var (
+	ahead   proto.Ahead[js.Value]
+	waiting proto.Screen
+)
+
+// shown is a message of maps ahead m to draw as the maps of seq: the same
+// buffers (decoding copies them, so m stays whole for another show).
+func shown(m js.Value, seq int) js.Value {
+	o := js.Global().Get("Object").New()
+	for _, k := range []string{"json", "buffers", "key", "view"} {
+		o.Set(k, m.Get(k))
+	}
+	o.Set("seq", seq)
+	o.Set("shown", true)
+	return o
 }
 
 // ring holds the float buffers of the last messages: decoding reuses the
@@ -464,6 +545,9 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 	var m proto.Maps
 	if err := json.Unmarshal([]byte(v.Get("json").String()), &m); err != nil {
 		return nil, fmt.Errorf("maps message: %w", err)
+	}
+	if seq := envSeq(v); seq > 0 {
+		m.Seq = seq // maps ahead, shown for the app's request seq
 	}
 	key := ""
 	if k := v.Get("key"); k.Type() == js.TypeString {

@@ -78,7 +78,14 @@ type Engine struct {
 	// focus is the last head asked for (layer, query head, method,
 	// parameters): Prefetch compresses around it while the worker is idle.
 	focus    *proto.Request
+	focusKV  int        // focus's KV head
 	prefetch []cacheKey // what Prefetch still has to do for focus
+	// ahead are the views whose maps Prefetch sent ahead (proto.Maps.Ahead)
+	// to the heatmap page since it last started (aheadResets) or the
+	// views' prefix changed, as the page's proto.Ahead holds them.
+	ahead       map[string]bool
+	aheadPrefix string
+	aheadResets int
 }
 
 // MapsSink sends a head's attention maps to the heatmap page directly.
@@ -93,6 +100,8 @@ type MapsSink interface {
 	// empty TokenText and Needles when the receiver holds key's) and
 	// reports whether it went out.
 	Send(m proto.Maps, key string, bufs map[string][]byte) bool
+	// Resets counts the receiver's (re)starts: it holds nothing after one.
+	Resets() int
 }
 
 // setModel replaces the model; the maps keys of the old one no longer
@@ -534,6 +543,7 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	for _, n := range m.Needles {
 		hr.Needles = append(hr.Needles, proto.Needle{Pos: n.Pos, Class: n.Class.String()})
 	}
+	hr.Model = e.gen
 	var bufs map[string][]byte
 	direct := req.Direct && e.Maps != nil && e.Maps.Ready()
 	if req.Maps && !direct {
@@ -571,14 +581,44 @@ func stagesOf(c *core.Cache) proto.Stages {
 // it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
 // answer with.
 func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, hr *proto.HeadResult) map[string][]byte {
+	if req.Direct && req.Shown != "" && e.heldAhead(req.Shown) && e.Maps.Holds(e.mapsKey(req.Layer, req.Head)) &&
+		req.Shown == proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel) {
+		// The heatmap page draws these maps from those sent ahead.
+		hr.MapsDirect = true
+		return nil
+	}
+	m, bufs, am := e.mapsMessage(req, g, c, hi, hr.Err)
+	m.Seq = req.ID
+	if req.Direct && e.Maps != nil {
+		key := e.mapsKey(req.Layer, req.Head)
+		if !e.Maps.Holds(key) {
+			withStatic(&m, bufs, am, e.info)
+		}
+		if e.Maps.Send(m, key, bufs) {
+			hr.MapsDirect = true
+			return nil
+		}
+	}
+	if _, ok := bufs["orig"]; !ok {
+		withStatic(&m, bufs, am, e.info)
+	}
+	hr.Maps = &m
+	return bufs
+}
+
+// mapsMessage makes the heatmap page's message of the maps of query head
+// hi of g with cache c for the view req asks for (err: the head's error,
+// for the title), without the unchanging part (see withStatic) and Seq.
+func (e *Engine) mapsMessage(req proto.Request, g *core.Group, c *core.Cache, hi int, err proto.Num) (proto.Maps, map[string][]byte, *core.AttentionMaps) {
 	am := g.MapsFactored(c, hi)
 	panel := req.Panel
 	if panel == "" {
 		panel = "all"
 	}
 	m := proto.Maps{
-		Title: proto.HeadTitle(req.Layer, req.Head), Method: req.Method, Ratio: req.Params.Ratio, Err: hr.Err,
-		Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Panel: panel, Seq: req.ID,
+		Title: proto.HeadTitle(req.Layer, req.Head), Method: req.Method, Ratio: req.Params.Ratio, Err: err,
+		Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Panel: panel,
+		View: proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, panel),
 	}
 	classes := make([]byte, len(c.Class))
 	for i, cl := range c.Class {
@@ -602,21 +642,63 @@ func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, h
 	} else {
 		bufs["comp"] = float32LE(am.Comp)
 	}
-	if req.Direct && e.Maps != nil {
-		key := e.mapsKey(req.Layer, req.Head)
-		if !e.Maps.Holds(key) {
-			withStatic(&m, bufs, am, e.info)
-		}
-		if e.Maps.Send(m, key, bufs) {
-			hr.MapsDirect = true
-			return nil
-		}
+	return m, bufs, am
+}
+
+// heldAhead reports whether the heatmap page holds the maps of view sent
+// ahead.
+func (e *Engine) heldAhead(view string) bool {
+	return e.Maps != nil && e.Maps.Ready() && e.Maps.Resets() == e.aheadResets && e.ahead[view]
+}
+
+// sendAhead sends the heatmap page the maps of the focused view at the
+// ratio of the prefetched cache k (proto.Maps.Ahead), unless k is not of
+// the focused view, the page does not want maps ahead or holds them
+// already; it reports whether it sent them.
+func (e *Engine) sendAhead(k cacheKey) bool {
+	f := e.focus
+	if f == nil || !f.Maps || !f.Direct || e.Maps == nil || !e.Maps.Ready() || k.layer != f.Layer || k.kv != e.focusKV || k.method != f.Method {
+		return false
 	}
-	if _, ok := bufs["orig"]; !ok {
-		withStatic(&m, bufs, am, e.info)
+	fp := coreParams(f.Params)
+	fp.Ratio = k.params.Ratio
+	if fp != k.params {
+		return false
 	}
-	hr.Maps = &m
-	return bufs
+	if r := e.Maps.Resets(); r != e.aheadResets {
+		e.ahead, e.aheadResets = nil, r
+	}
+	req := *f
+	req.Params.Ratio = k.params.Ratio
+	panel := req.Panel
+	if panel == "" {
+		panel = "all"
+	}
+	view := proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, panel)
+	if p := proto.ViewPrefix(view); p != e.aheadPrefix || e.ahead == nil {
+		e.ahead, e.aheadPrefix = map[string]bool{}, p
+	}
+	// The page needs the head's original map to draw them: it came with
+	// the focused request's maps, unless the page restarted since.
+	key := e.mapsKey(req.Layer, req.Head)
+	if e.ahead[view] || len(e.ahead) >= proto.AheadMax || !e.Maps.Holds(key) {
+		return false
+	}
+	ce, ok := e.caches[k]
+	if !ok || ce.err != nil {
+		return false
+	}
+	g, hi, err := e.model.Head(req.Layer, req.Head)
+	if err != nil {
+		return false
+	}
+	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, proto.Num(g.Evaluate(ce.c, hi).Err))
+	m.Ahead = true
+	if !e.Maps.Send(m, key, bufs) {
+		return false
+	}
+	e.ahead[view] = true
+	return true
 }
 
 // withStatic adds the unchanging part of a head's maps to m and bufs.
@@ -760,16 +842,23 @@ const prefetchSpan = 12
 func (e *Engine) setFocus(req proto.Request, kv int) {
 	f := e.focus
 	sameView := f != nil && f.Layer == req.Layer && f.Head == req.Head && f.Method == req.Method &&
-		f.Params.Lambda == req.Params.Lambda && f.Params.Phi == req.Params.Phi && f.Params.Tau == req.Params.Tau
+		f.Params.Lambda == req.Params.Lambda && f.Params.Phi == req.Params.Phi && f.Params.Tau == req.Params.Tau &&
+		f.Panel == req.Panel && f.Maps == req.Maps && f.Direct == req.Direct
 	if sameView && f.Params.Ratio == req.Params.Ratio {
 		return
 	}
-	dir := 1.0
-	if sameView && req.Params.Ratio < f.Params.Ratio {
-		dir = -1
+	dir, stride := 1.0, 1.0
+	if sameView {
+		// The last move's size in slider steps: a person dragging fast
+		// moves several at a time, and the next move likely as many.
+		d := math.Round((req.Params.Ratio - f.Params.Ratio) * PrefetchSteps)
+		if d < 0 {
+			dir = -1
+		}
+		stride = max(1, math.Abs(d))
 	}
 	r := req
-	e.focus = &r
+	e.focus, e.focusKV = &r, kv
 	e.prefetch = e.prefetch[:0]
 	s := e.model.Sample
 	base := math.Round(req.Params.Ratio * PrefetchSteps)
@@ -779,6 +868,9 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 		if pp.Ratio >= state.MinRatio && pp.Ratio <= state.MaxRatio {
 			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
 		}
+	}
+	if stride > 1 {
+		add(req.Layer, kv, dir*stride) // where the drag goes next (see PrefetchNext)
 	}
 	for k := 1; k <= prefetchSpan; k++ {
 		add(req.Layer, kv, dir*float64(k))
@@ -826,16 +918,48 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	}
 }
 
+// PrefetchNext prepares the one slider position the focused view most
+// likely needs next (the first in Prefetch's plan: the ratio one last move
+// further), and sends its maps ahead; it reports whether it did any work.
+// The worker runs it right after a head request, without waiting for the
+// quiet that Prefetch needs: while a person drags the ratio slider, each
+// move then finds its ratio compressed, and its maps at the heatmap page,
+// unless the drag changed speed or direction.
+func (e *Engine) PrefetchNext() bool {
+	if len(e.prefetch) == 0 {
+		return false
+	}
+	k := e.prefetch[0]
+	if k.params.Validate() != nil {
+		return false
+	}
+	if _, ok := e.caches[k]; ok {
+		return e.sendAhead(k)
+	}
+	e.prefetch = e.prefetch[1:]
+	e.compress(k.layer, k.kv, k.method, k.params)
+	e.sendAhead(k)
+	return true
+}
+
 // Prefetch does one unit of speculative work (one compression the focused
-// view will likely need next) and reports whether it did any.
+// view will likely need next, and for a slider position of the focused
+// view its maps ahead) and reports whether it did any.
 func (e *Engine) Prefetch() bool {
 	for len(e.prefetch) > 0 {
 		k := e.prefetch[0]
 		e.prefetch = e.prefetch[1:]
-		if _, ok := e.caches[k]; ok || k.params.Validate() != nil {
+		if k.params.Validate() != nil {
+			continue
+		}
+		if _, ok := e.caches[k]; ok {
+			if e.sendAhead(k) {
+				return true
+			}
 			continue
 		}
 		e.compress(k.layer, k.kv, k.method, k.params)
+		e.sendAhead(k)
 		return true
 	}
 	return false

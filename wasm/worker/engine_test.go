@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -225,9 +226,10 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 // sink is a MapsSink that records what it is sent, holding keys as the
 // heatmap page does.
 type sink struct {
-	held proto.Recent[struct{}]
-	sent []sinkMsg
-	down bool // refuses to send
+	held   proto.Recent[struct{}]
+	sent   []sinkMsg
+	down   bool // refuses to send
+	resets int
 }
 
 type sinkMsg struct {
@@ -237,6 +239,14 @@ type sinkMsg struct {
 }
 
 func (k *sink) Ready() bool { return !k.down }
+
+func (k *sink) Resets() int { return k.resets }
+
+// reset is the heatmap page restarting.
+func (k *sink) reset() {
+	k.held.Reset()
+	k.resets++
+}
 
 func (k *sink) Holds(key string) bool {
 	_, ok := k.held.Get(key)
@@ -894,5 +904,175 @@ func TestHeadSuperseded(t *testing.T) {
 	}
 	if it := q.Next(); it.req.ID != 21 {
 		t.Fatalf("queued %d, want 21", it.req.ID)
+	}
+}
+
+// TestPrefetchAhead: with the maps relayed to a heatmap page, prefetching
+// also sends it the focused view's maps at every slider ratio (Ahead, no
+// Seq, no unchanging part), each the same message a head request at that
+// ratio gets; once per view until the page restarts; never for the
+// neighbours of the other parameters or without Direct.
+func TestPrefetchAhead(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	k := &sink{}
+	e.Maps = k
+	p := defParams
+	req := proto.Request{ID: 5, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}
+	e.Handle(req, nil, rc.emit, nil)
+	hr := rc.last().Head
+	if hr == nil || hr.Model != e.gen || hr.Model == 0 || len(k.sent) != 1 {
+		t.Fatalf("head answer %+v, %d maps sent", hr, len(k.sent))
+	}
+	if want := proto.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all"); k.sent[0].m.View != want || k.sent[0].m.Ahead {
+		t.Fatalf("direct maps: view %q ahead %v, want %q and not ahead", k.sent[0].m.View, k.sent[0].m.Ahead, want)
+	}
+	ahead := func() []sinkMsg {
+		n := len(k.sent)
+		for e.Prefetch() {
+		}
+		return k.sent[n:]
+	}
+	sent := ahead()
+	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
+	fits := 0
+	for s := 0; s <= steps; s++ {
+		pp := p
+		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+s) / PrefetchSteps
+		if ce := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; ce != nil && ce.err == nil {
+			fits++
+		}
+	}
+	if len(sent) != fits || fits < steps/2 {
+		t.Fatalf("%d maps sent ahead, want one per slider ratio that fits (%d of %d)", len(sent), fits, steps+1)
+	}
+	seen := map[string]bool{}
+	for _, s := range sent {
+		m := s.m
+		pp := p
+		pp.Ratio = m.Ratio
+		if !m.Ahead || m.Seq != 0 || m.View != proto.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all") || s.key != e.mapsKey(0, 1) || seen[m.View] {
+			t.Fatalf("ahead message %+v (key %q; seen before %v)", m, s.key, seen[m.View])
+		}
+		seen[m.View] = true
+		if _, ok := s.bufs["orig"]; ok || len(m.TokenText) > 0 {
+			t.Errorf("%s: ahead maps carry the unchanging part", m.View)
+		}
+	}
+	// Each is what a head request at its ratio gets.
+	for _, s := range []sinkMsg{sent[0], sent[len(sent)/2], sent[len(sent)-1]} {
+		pp := p
+		pp.Ratio = s.m.Ratio
+		e.Handle(proto.Request{ID: 6, Op: proto.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
+		r := rc.last().Head
+		if r.Maps == nil || r.Maps.Err != s.m.Err || r.Maps.View != s.m.View || r.Maps.Syn != s.m.Syn {
+			t.Fatalf("ratio %v: head request's maps %+v, ahead %+v", pp.Ratio, r.Maps, s.m)
+		}
+		for name, b := range s.bufs {
+			if !slices.Equal(b, rc.out[len(rc.out)-1].bufs[name]) {
+				t.Errorf("ratio %v: buffer %q differs from the head request's", pp.Ratio, name)
+			}
+		}
+	}
+	// A request whose view the page shows from the maps sent ahead gets
+	// no maps; one that names another view (a page behind on the
+	// model), or a view not sent ahead, gets them.
+	for i, tc := range []struct {
+		ratio float64
+		shown func(v string) string
+		maps  bool
+	}{
+		{sent[1].m.Ratio, func(v string) string { return v }, false},
+		{sent[1].m.Ratio, func(v string) string { return "" }, true},
+		{sent[2].m.Ratio, func(v string) string {
+			return strings.Replace(v, fmt.Sprint(hr.Model, "/"), fmt.Sprint(hr.Model+1, "/"), 1)
+		}, true},
+		{0.305, func(v string) string { return v }, true}, // not a slider position
+	} {
+		pp := p
+		pp.Ratio = tc.ratio
+		view := proto.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all")
+		n := len(k.sent)
+		e.Handle(proto.Request{ID: 20 + i, Op: proto.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all", Shown: tc.shown(view)}, nil, rc.emit, nil)
+		r := rc.last().Head
+		if got := len(k.sent) - n; !r.MapsDirect || got != map[bool]int{true: 1, false: 0}[tc.maps] {
+			t.Errorf("case %d (%s shown as %q): %d maps sent, direct %v; want maps %v", i, view, tc.shown(view), got, r.MapsDirect, tc.maps)
+		}
+	}
+	// Scrubbing the same view: nothing is sent again.
+	p.Ratio = 0.5
+	e.Handle(proto.Request{ID: 7, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
+	if again := ahead(); len(again) != 0 {
+		t.Errorf("%d maps sent ahead again for the same view", len(again))
+	}
+	// The heatmap page restarts: the next head request sends the
+	// unchanging part again, and the maps ahead follow again.
+	k.reset()
+	p.Ratio = 0.4
+	e.Handle(proto.Request{ID: 8, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
+	if again := ahead(); len(again) != fits {
+		t.Errorf("after a restart of the page %d maps sent ahead, want %d", len(again), fits)
+	}
+	// Another lambda is another prefix: its maps ahead go out too, none of
+	// the neighbouring lambdas'.
+	p.Lambda = 0.4
+	e.Handle(proto.Request{ID: 9, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
+	for _, s := range ahead() {
+		if proto.ViewPrefix(s.m.View) != proto.ViewPrefix(proto.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all")) {
+			t.Fatalf("maps ahead of another view: %q", s.m.View)
+		}
+	}
+	// Without Direct nothing goes ahead.
+	p.Lambda = 0.6
+	e.Handle(proto.Request{ID: 10, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
+	if n := len(ahead()); n != 0 {
+		t.Errorf("%d maps sent ahead for a page that takes them with the answer", n)
+	}
+}
+
+// TestPrefetchNext: right after a head request the worker prepares the
+// ratio one last move further (a drag of three steps: three more), with
+// its maps ahead, and nothing when that one is ready.
+func TestPrefetchNext(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	k := &sink{}
+	e.Maps = k
+	id := 0
+	cached := func(r float64) bool {
+		p := defParams
+		p.Ratio = r
+		_, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(p)}]
+		return ok
+	}
+	for _, st := range []struct {
+		ratio, next float64 // as a slider gives them
+	}{
+		{0.3, 0.31},  // first move: upwards
+		{0.33, 0.36}, // three steps up
+		{0.31, 0.29}, // two down
+		{0.3, 0.29},  // one down
+	} {
+		id++
+		p := defParams
+		p.Ratio = st.ratio
+		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
+		ready := cached(st.next)
+		n := len(k.sent)
+		did := e.PrefetchNext()
+		if !cached(st.next) {
+			t.Fatalf("after %v: %v not prepared (prefetch plan starts %+v)", st.ratio, st.next, e.prefetch[0].params)
+		}
+		if did == ready && !did {
+			t.Errorf("after %v: PrefetchNext did nothing", st.ratio)
+		}
+		pp := p
+		pp.Ratio = st.next
+		want := proto.ViewKey(e.gen, 0, 1, "hae-ols", pp, "all")
+		if !ready && (len(k.sent) != n+1 || !k.sent[n].m.Ahead || k.sent[n].m.View != want) {
+			t.Errorf("after %v: %d maps sent ahead, want those of %q", st.ratio, len(k.sent)-n, want)
+		}
+	}
+	// The next position ready and its maps sent: no work.
+	if e.PrefetchNext() {
+		t.Error("PrefetchNext worked with the next position ready")
 	}
 }

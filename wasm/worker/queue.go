@@ -176,6 +176,7 @@ type Worker struct {
 	Yield func() // lets the host deliver new messages (nil: no-op)
 
 	prefetching bool // Loop prefetched since the last OpPrefetched
+	next        bool // a head request ran: PrefetchNext is due
 }
 
 // PrefetchIdle is how long the worker must have had nothing to do (no
@@ -183,7 +184,9 @@ type Worker struct {
 // and are not kept waiting behind speculative work.
 const PrefetchIdle = 150 * time.Millisecond
 
-// Loop runs requests forever. While none has come for PrefetchIdle it
+// Loop runs requests forever. Right after a head request it prepares the
+// slider position a drag reaches next (Engine.PrefetchNext, one unit, even
+// while grid work waits); while no request has come for PrefetchIdle it
 // prefetches (see Engine.Prefetch), one unit at a time, yielding in
 // between so that a new request is seen at once.
 func (w *Worker) Loop() {
@@ -193,6 +196,18 @@ func (w *Worker) Loop() {
 			return op == proto.OpHead || proto.Barrier(op) || heavyOK
 		})
 		if !ok {
+			if w.next {
+				// Right after a head request: the slider position a drag
+				// reaches next (one unit; more waits for quiet).
+				w.next = false
+				if w.E.PrefetchNext() {
+					w.prefetching = true
+					if w.Yield != nil {
+						w.Yield()
+					}
+					continue
+				}
+			}
 			if d := w.Q.deferHeavy(); d > 0 && w.Q.Len() > 0 {
 				w.Q.wait(d) // grid or curve work waits for scrubbing to pause
 				continue
@@ -215,6 +230,7 @@ func (w *Worker) Loop() {
 			it = w.Q.Next()
 		}
 		w.run(it)
+		w.next = it.req.Op == proto.OpHead
 		w.Q.touch()
 	}
 }

@@ -106,9 +106,10 @@ func message(text string, bufs map[string][]byte) (js.Value, js.Value) {
 // whose unchanging part went with them (the heatmap page keeps the same
 // proto.Recent).
 type relaySink struct {
-	mu    sync.Mutex
-	ready bool // the app's heatmap page started (OpHeatmapReset)
-	held  proto.Recent[struct{}]
+	mu     sync.Mutex
+	ready  bool // the app's heatmap page started (OpHeatmapReset)
+	held   proto.Recent[struct{}]
+	resets int
 }
 
 // reset records that the heatmap page (re)started: it holds nothing.
@@ -117,6 +118,13 @@ func (s *relaySink) reset() {
 	defer s.mu.Unlock()
 	s.ready = true
 	s.held.Reset()
+	s.resets++
+}
+
+func (s *relaySink) Resets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resets
 }
 
 func (s *relaySink) Ready() bool {
@@ -145,6 +153,13 @@ func (s *relaySink) Send(m proto.Maps, key string, bufs map[string][]byte) bool 
 	msg, transfer := message(string(b), bufs)
 	msg.Set("relay", "heatmap")
 	msg.Set("key", key)
+	// What the heatmap page decides on before decoding (proto.Screen,
+	// proto.Ahead).
+	msg.Set("view", m.View)
+	msg.Set("seq", m.Seq)
+	if m.Ahead {
+		msg.Set("ahead", true)
+	}
 	perf := js.Global().Get("performance")
 	msg.Set("posted_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
 	js.Global().Call("postMessage", msg, transfer)

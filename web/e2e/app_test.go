@@ -309,6 +309,10 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 		if (window.haeolsLongObs) window.haeolsLongObs.disconnect();
 		window.haeolsLongObs = new PerformanceObserver(l => { for (const e of l.getEntries()) { window.haeolsLong.push(e.duration); window.haeolsLongWho.push(e.name + ":" + Math.round(e.duration)) } });
 		window.haeolsLongObs.observe({type: "longtask"});
+		if (!window.haeolsDrawnSeen) {
+			window.haeolsDrawnSeen = true;
+			window.addEventListener("message", e => { if (e.data && e.data.type === "heatmap-drawn") window.haeolsDrawnRatio = e.data.ratio; });
+		}
 		return true })()`)
 	MustEval[bool](b, fmt.Sprintf(`new Promise(done => {
 		const s = document.getElementById("ratio");
@@ -325,6 +329,9 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 	last := fmt.Sprint(float64(to) / 100)
 	b.WaitFor(fmt.Sprintf(`new URLSearchParams(location.search).get("ratio") === %q && window.haeolsTimings.grid && window.haeolsTimings.grid.length > 0 &&
 		document.getElementById("head-title").textContent.includes("ratio %s")`, last, last), 60*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	// The heatmap ends on the last move's maps (drawn from maps sent
+	// ahead or from the worker's answer, never an older move's).
+	b.WaitFor(fmt.Sprintf(`window.haeolsDrawnRatio === %s`, last), 10*time.Second, `window.haeolsDrawnRatio`)
 	type timings struct {
 		Head, HeadCompute, Drawn, Grid []float64
 		Long                           []float64
@@ -349,7 +356,8 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 	t.Logf("%s scrub %.2f -> %.2f, %d moves 50 ms apart: head answers %d, median %.0f ms, max %.0f ms (the worker's compute: median %.0f ms); heatmap drawn %d, median %.0f ms; grid after the last move %.0f ms; long tasks %d, longest %.0f ms",
 		label, float64(from)/100, float64(to)/100, moves, len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
 	t.Logf("%s: head answers (ms): %v; worker compute (ms): %v; drawn (ms): %v", label, tm.Head, tm.HeadCompute, tm.Drawn)
-	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || []]`)
+	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || [], haeolsTimings["drawn-ahead"] || []]`)
+	t.Logf("%s: heatmap drawn from maps sent ahead: %d of %d, median %.0f ms", label, len(rt[10]), len(tm.Drawn), med(rt[10]))
 	t.Logf("%s: slider move to the worker taking the head median %.0f ms; of the drawn maps, to their posting by the worker %.0f ms, relaying by the app page %.0f ms, arrival at the heatmap page %.0f ms; there per drawn map: decode median %.0f ms, wait for a frame %.0f ms, paint %.0f ms",
 		label, med(rt[9]), med(rt[7]), med(rt[8]), med(rt[6]), med(rt[2]), med(rt[3]), med(rt[4]))
 	t.Logf("%s: vugu renders while scrubbing: %d, build median %.0f ms (max %.0f), DOM update median %.0f ms (max %.0f)", label, len(rt[0]), med(rt[0]), maxOf(rt[0]), med(rt[1]), maxOf(rt[1]))
