@@ -654,6 +654,14 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		case "heatmap-ready":
 			c.frameStarted = true
 			c.heatmapReset()
+			if c.lastHeadKey != "" {
+				// The head asked before the heatmap page ran: ask again, for
+				// maps relayed from now on (the worker then holds it as
+				// the heatmap page's and sends the neighbouring slider
+				// positions' maps ahead).
+				c.lastHeadKey = ""
+				c.refresh()
+			}
 		case "heatmap-error":
 			if m := data.Get("missing"); m.Type() == js.TypeString {
 				// Maps reached the heatmap page without the original map it
