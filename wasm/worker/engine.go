@@ -689,7 +689,9 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 		return false
 	}
 	g, hi, err := e.model.Head(req.Layer, req.Head)
-	if err != nil {
+	if err != nil || g.AttnOnly {
+		// An attention-only sample's compressed map has no factored form:
+		// each would be as large as the map (0.8 MB on the default size).
 		return false
 	}
 	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, proto.Num(g.Evaluate(ce.c, hi).Err))

@@ -221,6 +221,19 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 			t.Fatalf("comp[%d] = %v, core %v", i, got, x)
 		}
 	}
+	// Relayed to a heatmap page, its maps go as asked, but none ahead:
+	// each would be the whole map.
+	k := &sink{}
+	e.Maps = k
+	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 0, Head: 0, Maps: true, Direct: true}, nil, rc.emit, nil)
+	if len(k.sent) != 1 || k.sent[0].m.Factored {
+		t.Fatalf("%d maps relayed, want the whole map once", len(k.sent))
+	}
+	for e.Prefetch() {
+	}
+	if len(k.sent) != 1 {
+		t.Errorf("%d maps sent ahead for an attention-only sample", len(k.sent)-1)
+	}
 }
 
 // sink is a MapsSink that records what it is sent, holding keys as the
