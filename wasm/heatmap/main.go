@@ -14,11 +14,15 @@
 // messages the app relays from its worker carry a key for the head's
 // unchanging part, which comes only with the first message of a key (see
 // ui/proto); this page keeps the last proto.RecentKeys of those parts as
-// the messages arrive. The renderer posts to its parent:
+// the messages arrive. Relayed maps marked ahead are kept by view
+// (proto.Ahead) and drawn only when the parent posts {show: view, seq},
+// as the maps of seq; maps older than those on screen, or of the view on
+// screen, are not drawn (proto.Screen). The renderer posts to its parent:
 //
 //	{type: "heatmap-ready"}                       once started
 //	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
-//	 arrived_at, wait_ms, paint_ms}               after drawing a new message
+//	 arrived_at, wait_ms, paint_ms, ahead}        after drawing a new message
+//	                                              (ahead: maps sent ahead)
 //	                                              (seq: the message's; drawn_at,
 //	                                              arrived_at: performance.timeOrigin
 //	                                              + now(), a clock the parent shares)
