@@ -519,7 +519,7 @@ func (c *Root) aheadView(p proto.Params) string {
 	if !c.mapsDirect || !c.frameReady || c.model == 0 {
 		return ""
 	}
-	if frame := js.Global().Get("document").Call("getElementById", "heatmap-frame"); !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+	if !heatmapWindow().Truthy() {
 		return ""
 	}
 	return proto.ViewKey(c.model, c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
@@ -530,17 +530,14 @@ func (c *Root) aheadView(p proto.Params) string {
 // them now, as that request's maps (see ui/proto), without waiting for
 // the worker's answer.
 func (c *Root) showAhead(view string) {
-	if view == "" {
-		return
-	}
-	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
-	if !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+	win := heatmapWindow()
+	if view == "" || !win.Truthy() {
 		return
 	}
 	msg := js.Global().Get("Object").New()
 	msg.Set("show", view)
 	msg.Set("seq", c.headID)
-	frame.Get("contentWindow").Call("postMessage", msg, "*")
+	win.Call("postMessage", msg, "*")
 }
 
 // heatmapReset tells the worker that the heatmap page (re)started and
@@ -564,8 +561,8 @@ func (c *Root) flushMaps() {
 	if c.pendingMaps == nil || !c.frameReady {
 		return
 	}
-	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
-	if !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+	win := heatmapWindow()
+	if !win.Truthy() {
 		return
 	}
 	pm := c.pendingMaps
@@ -578,7 +575,7 @@ func (c *Root) flushMaps() {
 	for i := 0; i < keys.Length(); i++ {
 		transfer.Call("push", pm.bufs.Get(keys.Index(i).String()))
 	}
-	frame.Get("contentWindow").Call("postMessage", msg, "*", transfer)
+	win.Call("postMessage", msg, "*", transfer)
 }
 
 // onWindowMessage hears the heatmap page: any message from the iframe's

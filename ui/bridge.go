@@ -67,14 +67,24 @@ func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, erro
 // transferring its buffers. Without a heatmap page it is dropped: the
 // worker learns of a new one (proto.OpHeatmapReset) before it relays to it.
 func relay(data js.Value) {
-	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
-	if !frame.Truthy() || !frame.Get("contentWindow").Truthy() {
+	win := heatmapWindow()
+	if !win.Truthy() {
 		return
 	}
 	transfer := js.Global().Get("Object").Call("values", data.Get("buffers"))
 	perf := js.Global().Get("performance")
 	data.Set("relayed_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
-	frame.Get("contentWindow").Call("postMessage", data, "*", transfer)
+	win.Call("postMessage", data, "*", transfer)
+}
+
+// heatmapWindow is the window of the heatmap iframe, undefined when there
+// is none.
+func heatmapWindow() js.Value {
+	frame := js.Global().Get("document").Call("getElementById", "heatmap-frame")
+	if !frame.Truthy() {
+		return js.Undefined()
+	}
+	return frame.Get("contentWindow")
 }
 
 // send posts a request with the given buffers (transferred: the page loses

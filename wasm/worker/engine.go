@@ -618,7 +618,7 @@ func (e *Engine) mapsMessage(req proto.Request, g *core.Group, c *core.Cache, hi
 	m := proto.Maps{
 		Title: proto.HeadTitle(req.Layer, req.Head), Method: req.Method, Ratio: req.Params.Ratio, Err: err,
 		Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Panel: panel,
-		View: proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, panel),
+		View: proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel),
 	}
 	classes := make([]byte, len(c.Class))
 	for i, cl := range c.Class {
@@ -670,11 +670,7 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 	}
 	req := *f
 	req.Params.Ratio = k.params.Ratio
-	panel := req.Panel
-	if panel == "" {
-		panel = "all"
-	}
-	view := proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, panel)
+	view := proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel)
 	if p := proto.ViewPrefix(view); p != e.aheadPrefix || e.ahead == nil {
 		e.ahead, e.aheadPrefix = map[string]bool{}, p
 	}
