@@ -326,8 +326,12 @@ func ViewPrefix(key string) string {
 
 // AheadMax is the most maps ahead a heatmap page keeps, all of one
 // ViewPrefix (a new prefix replaces them); the worker sends no more than
-// that per prefix.
-const AheadMax = 128
+// that per prefix, and no more than AheadMaxBytes of buffers (about 50 kB
+// a map on the default sample; a long sample's maps are larger).
+const (
+	AheadMax      = 128
+	AheadMaxBytes = 16 << 20
+)
 
 // HeadTitle is the heatmap's title for a head (the renderer adds method,
 // ratio and error, in a bitmap font: ASCII only).

@@ -82,8 +82,10 @@ type Engine struct {
 	prefetch []cacheKey // what Prefetch still has to do for focus
 	// ahead are the views whose maps Prefetch sent ahead (proto.Maps.Ahead)
 	// to the heatmap page since it last started (aheadResets) or the
-	// views' prefix changed, as the page's proto.Ahead holds them.
+	// views' prefix changed, as the page's proto.Ahead holds them;
+	// aheadBytes their buffers' size (at most aheadMaxBytes).
 	ahead       map[string]bool
+	aheadBytes  int // their buffers' size
 	aheadPrefix string
 	aheadResets int
 }
@@ -645,6 +647,10 @@ func (e *Engine) mapsMessage(req proto.Request, g *core.Group, c *core.Cache, hi
 	return m, bufs, am
 }
 
+// aheadMaxBytes is proto.AheadMaxBytes, a variable so that tests can
+// lower it.
+var aheadMaxBytes = proto.AheadMaxBytes
+
 // heldAhead reports whether the heatmap page holds the maps of view sent
 // ahead.
 func (e *Engine) heldAhead(view string) bool {
@@ -672,12 +678,12 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 	req.Params.Ratio = k.params.Ratio
 	view := proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel)
 	if p := proto.ViewPrefix(view); p != e.aheadPrefix || e.ahead == nil {
-		e.ahead, e.aheadPrefix = map[string]bool{}, p
+		e.ahead, e.aheadBytes, e.aheadPrefix = map[string]bool{}, 0, p
 	}
 	// The page needs the head's original map to draw them: it came with
 	// the focused request's maps, unless the page restarted since.
 	key := e.mapsKey(req.Layer, req.Head)
-	if e.ahead[view] || len(e.ahead) >= proto.AheadMax || !e.Maps.Holds(key) {
+	if e.ahead[view] || len(e.ahead) >= proto.AheadMax || e.aheadBytes >= aheadMaxBytes || !e.Maps.Holds(key) {
 		return false
 	}
 	ce, ok := e.caches[k]
@@ -692,10 +698,19 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 	}
 	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, proto.Num(g.Evaluate(ce.c, hi).Err))
 	m.Ahead = true
+	size := 0
+	for _, b := range bufs {
+		size += len(b)
+	}
+	if e.aheadBytes+size > aheadMaxBytes {
+		e.aheadBytes = aheadMaxBytes // full: the views' maps are all about this size
+		return false
+	}
 	if !e.Maps.Send(m, key, bufs) {
 		return false
 	}
 	e.ahead[view] = true
+	e.aheadBytes += size
 	return true
 }
 

@@ -1089,3 +1089,46 @@ func TestPrefetchNext(t *testing.T) {
 		t.Error("PrefetchNext worked with the next position ready")
 	}
 }
+
+// TestPrefetchAheadBytes: the maps sent ahead for one view stop at
+// aheadMaxBytes of buffers, and start again for another view.
+func TestPrefetchAheadBytes(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	k := &sink{}
+	e.Maps = k
+	p := defParams
+	head := func(id int) {
+		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
+	}
+	head(1)
+	e.PrefetchNext()
+	if len(k.sent) != 2 || !k.sent[1].m.Ahead {
+		t.Fatalf("%d maps sent, want the head's and one ahead", len(k.sent))
+	}
+	size := 0
+	for _, b := range k.sent[1].bufs {
+		size += len(b)
+	}
+	defer func(old int) { aheadMaxBytes = old }(aheadMaxBytes)
+	aheadMaxBytes = 5*size + size/2 // the maps of the tiny preset are all about this size
+	for e.Prefetch() {
+	}
+	sent, bytes := 0, 0
+	for _, s := range k.sent[1:] {
+		sent++
+		for _, b := range s.bufs {
+			bytes += len(b)
+		}
+	}
+	if bytes > aheadMaxBytes || sent < 4 || sent > 6 {
+		t.Errorf("%d maps ahead, %d bytes; want about 5 within %d bytes", sent, bytes, aheadMaxBytes)
+	}
+	n := len(k.sent)
+	p.Lambda = 0.4
+	head(2)
+	for e.Prefetch() {
+	}
+	if got := len(k.sent) - n - 1; got < 4 || got > 6 {
+		t.Errorf("another view: %d maps ahead, want about 5", got)
+	}
+}
