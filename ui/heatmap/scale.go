@@ -91,14 +91,20 @@ type Colors struct {
 	// colour, so Index rarely searches.
 	byPrefix [1 << 16]uint16
 	// pixel is, per top 16 bits of a float32, its index into px when every
-	// float with those bits has the same one (nearly all do), else mixed:
-	// Pixel then needs one table lookup, no comparison.
+	// float with those bits has the same one (nearly all do): Pixel then
+	// needs one table lookup, no comparison. A prefix of two neighbouring
+	// colours i and i+1 holds split+i (one comparison with thresholds[i+1]
+	// tells them apart), any other mixed.
 	pixel [1 << 16]uint16
 }
 
-// mixed marks a bit prefix of Colors.pixel whose floats have more than one
-// colour.
-const mixed = 0xffff
+// split and mixed mark bit prefixes of Colors.pixel whose floats have
+// more than one colour: two neighbouring ones (split + the lower), or
+// more, NaN among them (mixed).
+const (
+	split = 0x8000
+	mixed = 0xffff
+)
 
 // NewColors builds the mapping of s through the named colormap of package
 // assets (e.g. "viridis").
@@ -132,9 +138,13 @@ func NewColors(s Scale, colormap string) (*Colors, error) {
 	// mixed).
 	for p := range c.pixel {
 		lo, hi := c.slowPixel(math.Float32frombits(uint32(p)<<16)), c.slowPixel(math.Float32frombits(uint32(p)<<16|0xffff))
-		c.pixel[p] = mixed
-		if lo == hi {
+		switch {
+		case lo == hi:
 			c.pixel[p] = uint16(lo)
+		case hi == lo+1 && hi < lutSize:
+			c.pixel[p] = split + uint16(lo)
+		default:
+			c.pixel[p] = mixed
 		}
 	}
 	return c, nil
@@ -180,8 +190,8 @@ func (c *Colors) At(v float32) color.RGBA { return c.lut[c.Index(v)] }
 // Pixel returns the opaque RGBA bytes of v's colour, NoData's for NaN.
 func (c *Colors) Pixel(v float32) [4]byte {
 	k := int(c.pixel[math.Float32bits(v)>>16])
-	if k == mixed {
-		k = c.slowPixel(v)
+	if k >= split {
+		k = c.splitPixel(k, v)
 	}
 	return c.px[k]
 }
@@ -193,11 +203,24 @@ func (c *Colors) PixelRow(dst []byte, vals []float32) {
 	dst = dst[:4*len(vals)]
 	for x, v := range vals {
 		k := int(c.pixel[math.Float32bits(v)>>16])
-		if k == mixed {
-			k = c.slowPixel(v)
+		if k >= split {
+			k = c.splitPixel(k, v)
 		}
 		binary.LittleEndian.PutUint32(dst[4*x:], c.word[k])
 	}
+}
+
+// splitPixel is Pixel's index into px for v of a prefix that pixel marks
+// k >= split.
+func (c *Colors) splitPixel(k int, v float32) int {
+	if k == mixed {
+		return c.slowPixel(v)
+	}
+	k -= split
+	if c.thresholds[k+1] <= v {
+		k++
+	}
+	return k
 }
 
 // slowPixel is Pixel's index into px without the prefix table. It is not
