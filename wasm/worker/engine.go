@@ -939,17 +939,22 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 // move then finds its ratio compressed, and its maps at the heatmap page,
 // unless the drag changed speed or direction.
 func (e *Engine) PrefetchNext() bool {
-	if len(e.prefetch) == 0 {
+	if len(e.prefetch) == 0 || e.prefetch[0].params.Validate() != nil {
 		return false
 	}
 	k := e.prefetch[0]
-	if k.params.Validate() != nil {
-		return false
+	if _, ok := e.caches[k]; !ok {
+		e.prefetch = e.prefetch[1:]
 	}
+	return e.prepare(k)
+}
+
+// prepare makes the cache k unless it is kept, and sends its maps ahead
+// (sendAhead); it reports whether it did either.
+func (e *Engine) prepare(k cacheKey) bool {
 	if _, ok := e.caches[k]; ok {
 		return e.sendAhead(k)
 	}
-	e.prefetch = e.prefetch[1:]
 	e.compress(k.layer, k.kv, k.method, k.params)
 	e.sendAhead(k)
 	return true
@@ -962,18 +967,9 @@ func (e *Engine) Prefetch() bool {
 	for len(e.prefetch) > 0 {
 		k := e.prefetch[0]
 		e.prefetch = e.prefetch[1:]
-		if k.params.Validate() != nil {
-			continue
+		if k.params.Validate() == nil && e.prepare(k) {
+			return true
 		}
-		if _, ok := e.caches[k]; ok {
-			if e.sendAhead(k) {
-				return true
-			}
-			continue
-		}
-		e.compress(k.layer, k.kv, k.method, k.params)
-		e.sendAhead(k)
-		return true
 	}
 	return false
 }
