@@ -1,5 +1,7 @@
 package kernel
 
+import "unsafe"
+
 // This file holds the blocked inner kernels: the portable Go versions, which
 // define the bits, and the dispatch to the amd64 SSE versions, which must
 // reproduce them exactly (see the package documentation).
@@ -31,8 +33,54 @@ func logitsGo(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 			k3 := k[(j+3)*d : (j+3)*d+d]
 			k0, k1, k2, k3 = k0[:len(q0)], k1[:len(q0)], k2[:len(q0)], k3[:len(q0)]
 			var s00, s01, s02, s03, s10, s11, s12, s13 float32
-			for c, x := range q0 {
-				y := q1[c]
+			c := 0
+			if len(q0) >= 4 {
+				p0, p1 := unsafe.Pointer(&q0[0]), unsafe.Pointer(&q1[0])
+				pk0, pk1, pk2, pk3 := unsafe.Pointer(&k0[0]), unsafe.Pointer(&k1[0]), unsafe.Pointer(&k2[0]), unsafe.Pointer(&k3[0])
+				for ; c+4 <= len(q0); c += 4 {
+					a, b := at4(p0, c), at4(p1, c)
+					u0, u1, u2, u3 := at4(pk0, c), at4(pk1, c), at4(pk2, c), at4(pk3, c)
+					var x, y float32
+					x, y = a[0], b[0]
+					s00 += float32(x * u0[0])
+					s01 += float32(x * u1[0])
+					s02 += float32(x * u2[0])
+					s03 += float32(x * u3[0])
+					s10 += float32(y * u0[0])
+					s11 += float32(y * u1[0])
+					s12 += float32(y * u2[0])
+					s13 += float32(y * u3[0])
+					x, y = a[1], b[1]
+					s00 += float32(x * u0[1])
+					s01 += float32(x * u1[1])
+					s02 += float32(x * u2[1])
+					s03 += float32(x * u3[1])
+					s10 += float32(y * u0[1])
+					s11 += float32(y * u1[1])
+					s12 += float32(y * u2[1])
+					s13 += float32(y * u3[1])
+					x, y = a[2], b[2]
+					s00 += float32(x * u0[2])
+					s01 += float32(x * u1[2])
+					s02 += float32(x * u2[2])
+					s03 += float32(x * u3[2])
+					s10 += float32(y * u0[2])
+					s11 += float32(y * u1[2])
+					s12 += float32(y * u2[2])
+					s13 += float32(y * u3[2])
+					x, y = a[3], b[3]
+					s00 += float32(x * u0[3])
+					s01 += float32(x * u1[3])
+					s02 += float32(x * u2[3])
+					s03 += float32(x * u3[3])
+					s10 += float32(y * u0[3])
+					s11 += float32(y * u1[3])
+					s12 += float32(y * u2[3])
+					s13 += float32(y * u3[3])
+				}
+			}
+			for ; c < len(q0); c++ {
+				x, y := q0[c], q1[c]
 				s00 += float32(x * k0[c])
 				s01 += float32(x * k1[c])
 				s02 += float32(x * k2[c])
@@ -57,6 +105,14 @@ func logitsGo(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 		logitsRowGo(dst[i*n:i*n+n], q[i*d:i*d+d], k, d, scale)
 	}
 }
+
+// at4 is the four float32s from element i of the array whose element 0 p
+// points to; the caller has checked that i+4 is within its length. The Go
+// loops step through such pointers four elements at a time: without
+// vector kernels (js/wasm, other architectures) that drops the bounds
+// checks and index arithmetic of each element, and each element still gets
+// the same rounded operations in the same order.
+func at4(p unsafe.Pointer, i int) *[4]float32 { return (*[4]float32)(unsafe.Add(p, i*4)) }
 
 // logitsRowGo sets row[j] = scale*Dot(qi, k[j]) for one query row, four keys
 // at a time.
@@ -243,43 +299,61 @@ func axpyGo(o, coef []float32, idx []int32, b []float32, ldb int) {
 func axpy2Go(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
 	o1 = o1[:len(o0)]
 	c1 = c1[:len(c0)]
+	if idx != nil {
+		idx = idx[:len(c0)]
+	}
 	c := 0
-	for ; c+4 <= len(o0); c += 4 {
-		u := o0[c : c+4 : c+4]
-		w := o1[c : c+4 : c+4]
-		s0, s1, s2, s3 := u[0], u[1], u[2], u[3]
-		t0, t1, t2, t3 := w[0], w[1], w[2], w[3]
-		if idx == nil {
-			// Contiguous rows of b: no index load, no branch.
-			for t, x := range c0 {
-				y := c1[t]
-				bj := b[t*ldb+c : t*ldb+c+4 : t*ldb+c+4]
-				s0 += float32(x * bj[0])
-				s1 += float32(x * bj[1])
-				s2 += float32(x * bj[2])
-				s3 += float32(x * bj[3])
-				t0 += float32(y * bj[0])
-				t1 += float32(y * bj[1])
-				t2 += float32(y * bj[2])
-				t3 += float32(y * bj[3])
-			}
-		} else {
-			for t, x := range c0 {
-				y := c1[t]
-				j := int(idx[t])
-				bj := b[j*ldb+c : j*ldb+c+4 : j*ldb+c+4]
-				s0 += float32(x * bj[0])
-				s1 += float32(x * bj[1])
-				s2 += float32(x * bj[2])
-				s3 += float32(x * bj[3])
-				t0 += float32(y * bj[0])
-				t1 += float32(y * bj[1])
-				t2 += float32(y * bj[2])
-				t3 += float32(y * bj[3])
+	if len(o0) >= 4 && len(c0) > 0 {
+		// The rows read below, checked once: then each row's four
+		// columns are read through a pointer, with no bounds check.
+		lo, hi := 0, len(c0)-1
+		if idx != nil {
+			lo, hi = int(idx[0]), int(idx[0])
+			for _, j := range idx {
+				lo, hi = min(lo, int(j)), max(hi, int(j))
 			}
 		}
-		u[0], u[1], u[2], u[3] = s0, s1, s2, s3
-		w[0], w[1], w[2], w[3] = t0, t1, t2, t3
+		if lo < 0 || ldb < 0 {
+			panic("kernel: axpy2: row index or stride out of range")
+		}
+		_ = b[hi*ldb+len(o0)-1]
+		pb := unsafe.Pointer(&b[0])
+		for ; c+4 <= len(o0); c += 4 {
+			u := o0[c : c+4 : c+4]
+			w := o1[c : c+4 : c+4]
+			s0, s1, s2, s3 := u[0], u[1], u[2], u[3]
+			t0, t1, t2, t3 := w[0], w[1], w[2], w[3]
+			if idx == nil {
+				// Contiguous rows of b: no index load, no branch.
+				for t, x := range c0 {
+					y := c1[t]
+					bj := at4(pb, t*ldb+c)
+					s0 += float32(x * bj[0])
+					s1 += float32(x * bj[1])
+					s2 += float32(x * bj[2])
+					s3 += float32(x * bj[3])
+					t0 += float32(y * bj[0])
+					t1 += float32(y * bj[1])
+					t2 += float32(y * bj[2])
+					t3 += float32(y * bj[3])
+				}
+			} else {
+				for t, x := range c0 {
+					y := c1[t]
+					bj := at4(pb, int(idx[t])*ldb+c)
+					s0 += float32(x * bj[0])
+					s1 += float32(x * bj[1])
+					s2 += float32(x * bj[2])
+					s3 += float32(x * bj[3])
+					t0 += float32(y * bj[0])
+					t1 += float32(y * bj[1])
+					t2 += float32(y * bj[2])
+					t3 += float32(y * bj[3])
+				}
+			}
+			u[0], u[1], u[2], u[3] = s0, s1, s2, s3
+			w[0], w[1], w[2], w[3] = t0, t1, t2, t3
+		}
 	}
 	if c < len(o0) {
 		axpyGo(o0[c:], c0, idx, b[c:], ldb)

@@ -690,3 +690,57 @@ func TestFeatures(t *testing.T) {
 		})
 	}
 }
+
+// TestAxpy2Bounds: the portable axpy2 reads rows of b through pointers
+// after one check of the rows it will read; a row index outside b, or a
+// negative one, still panics instead of reading memory outside b.
+func TestAxpy2Bounds(t *testing.T) {
+	const ldb, rows = 8, 3
+	b := make([]float32, rows*ldb)
+	for i := range b {
+		b[i] = float32(i)
+	}
+	for _, tc := range []struct {
+		idx   []int32
+		panic bool
+	}{
+		{nil, false},
+		{[]int32{2, 0, 1}, false},
+		{[]int32{0, 3}, true},
+		{[]int32{1, -1}, true},
+	} {
+		n := rows
+		if tc.idx != nil {
+			n = len(tc.idx)
+		}
+		c0, c1 := make([]float32, n), make([]float32, n)
+		for i := range c0 {
+			c0[i], c1[i] = 1, 2
+		}
+		o0, o1 := make([]float32, ldb), make([]float32, ldb)
+		func() {
+			defer func() {
+				if got := recover() != nil; got != tc.panic {
+					t.Errorf("idx %v: panicked %v, want %v", tc.idx, got, tc.panic)
+				}
+			}()
+			axpy2Go(o0, o1, c0, c1, tc.idx, b, ldb)
+		}()
+		if tc.panic {
+			continue
+		}
+		for c := range o0 {
+			var want float32
+			for t := range c0 {
+				j := t
+				if tc.idx != nil {
+					j = int(tc.idx[t])
+				}
+				want += b[j*ldb+c]
+			}
+			if o0[c] != want || o1[c] != 2*want {
+				t.Errorf("idx %v: column %d: %v, %v, want %v, %v", tc.idx, c, o0[c], o1[c], want, 2*want)
+			}
+		}
+	}
+}

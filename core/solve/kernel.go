@@ -1,5 +1,7 @@
 package solve
 
+import "unsafe"
+
 // Small dense kernels used by NNLS and the SVD. Every product is rounded
 // explicitly (float64(x*y)) so that no platform may fuse it into an FMA,
 // which keeps results bit-for-bit identical on amd64 (any GOAMD64 level),
@@ -15,18 +17,29 @@ func axpy(dst []float64, alpha float64, x []float64) {
 		i = len(dst) &^ 1
 		axpyVec(&dst[0], i, alpha, &x[0])
 	}
-	for ; i+4 <= len(dst); i += 4 {
-		d := dst[i : i+4 : i+4]
-		s := x[i : i+4 : i+4]
-		d[0] += float64(alpha * s[0])
-		d[1] += float64(alpha * s[1])
-		d[2] += float64(alpha * s[2])
-		d[3] += float64(alpha * s[3])
+	if len(dst)-i >= 4 {
+		pd, px := unsafe.Pointer(&dst[0]), unsafe.Pointer(&x[0])
+		for ; i+4 <= len(dst); i += 4 {
+			d, s := at4(pd, i), at4(px, i)
+			d[0] += float64(alpha * s[0])
+			d[1] += float64(alpha * s[1])
+			d[2] += float64(alpha * s[2])
+			d[3] += float64(alpha * s[3])
+		}
 	}
 	for ; i < len(dst); i++ {
 		dst[i] += float64(alpha * x[i])
 	}
 }
+
+// at4 is the four float64s from element i of the array whose element 0 p
+// points to; the caller has checked that i+4 is within its length. The Go
+// loops below step four elements at a time through such pointers: without
+// vector kernels (js/wasm, other architectures) that drops the bounds
+// checks and index arithmetic of each element, which made ger4 1.5 to 2
+// times as fast in wasm. Each element still gets the same rounded
+// operations in the same order.
+func at4(p unsafe.Pointer, i int) *[4]float64 { return (*[4]float64)(unsafe.Add(p, i*8)) }
 
 // scaleCopy sets dst = alpha*x elementwise over len(dst) elements.
 func scaleCopy(dst []float64, alpha float64, x []float64) {
@@ -47,7 +60,35 @@ func axpy4(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 		a := [4]float64{a0, a1, a2, a3}
 		axpy4Vec(&dst[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
 	}
-	for i := i0; i < n; i++ {
+	i := i0
+	if n-i >= 4 {
+		pd, p0, p1, p2, p3 := unsafe.Pointer(&dst[0]), unsafe.Pointer(&x0[0]), unsafe.Pointer(&x1[0]), unsafe.Pointer(&x2[0]), unsafe.Pointer(&x3[0])
+		for ; i+4 <= n; i += 4 {
+			d, y0, y1, y2, y3 := at4(pd, i), at4(p0, i), at4(p1, i), at4(p2, i), at4(p3, i)
+			t0 := d[0]
+			t0 += float64(a0 * y0[0])
+			t0 += float64(a1 * y1[0])
+			t0 += float64(a2 * y2[0])
+			t0 += float64(a3 * y3[0])
+			t1 := d[1]
+			t1 += float64(a0 * y0[1])
+			t1 += float64(a1 * y1[1])
+			t1 += float64(a2 * y2[1])
+			t1 += float64(a3 * y3[1])
+			t2 := d[2]
+			t2 += float64(a0 * y0[2])
+			t2 += float64(a1 * y1[2])
+			t2 += float64(a2 * y2[2])
+			t2 += float64(a3 * y3[2])
+			t3 := d[3]
+			t3 += float64(a0 * y0[3])
+			t3 += float64(a1 * y1[3])
+			t3 += float64(a2 * y2[3])
+			t3 += float64(a3 * y3[3])
+			d[0], d[1], d[2], d[3] = t0, t1, t2, t3
+		}
+	}
+	for ; i < n; i++ {
 		d := dst[i]
 		d += float64(a0 * x0[i])
 		d += float64(a1 * x1[i])
@@ -67,7 +108,34 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 		a := [4]float64{a0, a1, a2, a3}
 		ger4Vec(&s[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
 	}
-	for i := i0; i < n; i++ {
+	i := i0
+	if n-i >= 4 {
+		ps, p0, p1, p2, p3 := unsafe.Pointer(&s[0]), unsafe.Pointer(&x0[0]), unsafe.Pointer(&x1[0]), unsafe.Pointer(&x2[0]), unsafe.Pointer(&x3[0])
+		for ; i+4 <= n; i += 4 {
+			v, y0, y1, y2, y3 := at4(ps, i), at4(p0, i), at4(p1, i), at4(p2, i), at4(p3, i)
+			t0 := v[0]
+			y0[0] += float64(a0 * t0)
+			y1[0] += float64(a1 * t0)
+			y2[0] += float64(a2 * t0)
+			y3[0] += float64(a3 * t0)
+			t1 := v[1]
+			y0[1] += float64(a0 * t1)
+			y1[1] += float64(a1 * t1)
+			y2[1] += float64(a2 * t1)
+			y3[1] += float64(a3 * t1)
+			t2 := v[2]
+			y0[2] += float64(a0 * t2)
+			y1[2] += float64(a1 * t2)
+			y2[2] += float64(a2 * t2)
+			y3[2] += float64(a3 * t2)
+			t3 := v[3]
+			y0[3] += float64(a0 * t3)
+			y1[3] += float64(a1 * t3)
+			y2[3] += float64(a2 * t3)
+			y3[3] += float64(a3 * t3)
+		}
+	}
+	for ; i < n; i++ {
 		v := s[i]
 		x0[i] += float64(a0 * v)
 		x1[i] += float64(a1 * v)
