@@ -638,7 +638,9 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 					RecordTiming("drawn-ahead", c.drawnMS)
 				}
 				for _, k := range []string{"posted", "relayed", "arrived"} {
-					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
+					// (maps ahead: only their arrival, the show message's
+					// or theirs; they were posted before or after the move)
+					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 && (k == "arrived" || !data.Get("ahead").Truthy()) {
 						RecordTiming("heatmap-"+k, at.Float()-origin-ms.headSentAt)
 					}
 				}
@@ -647,6 +649,22 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 						RecordTiming("heatmap-"+k, v.Float())
 					}
 				}
+				// One record per drawing, all its times from the slider
+				// move (window.haeolsTimings.draws; for the tests' logs).
+				rec := js.Global().Get("Object").New()
+				rec.Set("drawn", c.drawnMS)
+				rec.Set("ahead", data.Get("ahead").Truthy())
+				for _, k := range []string{"posted", "relayed", "arrived"} {
+					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
+						rec.Set(k, at.Float()-origin-ms.headSentAt)
+					}
+				}
+				for _, k := range []string{"decode", "wait", "paint"} {
+					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
+						rec.Set(k, v.Float())
+					}
+				}
+				recordDraw(rec)
 			}
 		case "heatmap-ready":
 			c.frameStarted = true
@@ -688,6 +706,21 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		c.flushMaps()
 	}()
 	return nil
+}
+
+// recordDraw appends rec to window.haeolsTimings.draws.
+func recordDraw(rec js.Value) {
+	t := js.Global().Get("haeolsTimings")
+	if !t.Truthy() {
+		RecordTiming("drawn-records", 1) // creates haeolsTimings
+		t = js.Global().Get("haeolsTimings")
+	}
+	a := t.Get("draws")
+	if !a.Truthy() {
+		a = js.Global().Get("Array").New()
+		setValue(t, "draws", a)
+	}
+	a.Call("push", rec)
 }
 
 // Started reports whether Start has run.

@@ -142,7 +142,7 @@ type game struct {
 	w, h     int
 	scale    int // integer text scale (device pixels per font pixel)
 	img      *image.RGBA
-	canvas   *ebiten.Image
+	painted  bool // the screen holds img (it is not cleared between frames)
 	dirty    bool
 	hover    *heatmap.Readout
 	lastHov  [3]int
@@ -249,6 +249,20 @@ func (g *game) Update() error {
 	return nil
 }
 
+// wake asks for the frame that takes a new message: now, or once
+// minRepaintMs have passed since the maps on screen were taken. A frame
+// before then would only ask for a later one, and every frame, drawn or
+// not, has the GPU process copy the canvas to the page again (in headless
+// Chromium's software GL, 3 frames per new map took about 15 ms of the
+// GPU process per map while scrubbing).
+func (g *game) wake() {
+	if wait := minRepaintMs - (now() - g.lastNew); wait > 0 {
+		g.later(wait)
+		return
+	}
+	ebiten.ScheduleFrame() //nolint:staticcheck // see main
+}
+
 // minRepaintMs is the shortest time between two new maps on screen.
 const minRepaintMs = 30
 
@@ -348,16 +362,12 @@ func (g *game) relayout() {
 // Draw repaints only when something changed (the screen is not cleared
 // between frames).
 func (g *game) Draw(screen *ebiten.Image) {
-	if !g.dirty && g.canvas != nil {
+	if !g.dirty && g.painted {
 		return
 	}
 	t0 := now()
 	if g.img == nil || g.img.Bounds().Dx() != g.w || g.img.Bounds().Dy() != g.h {
 		g.img = image.NewRGBA(image.Rect(0, 0, g.w, g.h))
-		if g.canvas != nil {
-			g.canvas.Deallocate()
-		}
-		g.canvas = ebiten.NewImage(g.w, g.h)
 	}
 	var hover *heatmap.Readout
 	if g.data != nil {
@@ -366,8 +376,12 @@ func (g *game) Draw(screen *ebiten.Image) {
 	g.r.Render(g.img, g.lay, g.data, g.view, hover)
 	heatmap.DrawLabels(g.img, g.r.Labels(g.lay, g.data, g.view, hover), g.scale, heatmap.Ink)
 	tp := now()
-	g.canvas.WritePixels(g.img.Pix)
-	screen.DrawImage(g.canvas, nil)
+	// Straight into the screen: a texture upload, not an upload to an
+	// offscreen image and a draw of it (with a software GL, as headless
+	// Chromium has, each full-canvas draw costs the GPU process
+	// milliseconds).
+	screen.WritePixels(g.img.Pix)
+	g.painted = true
 	g.dirty = false
 	if g.drawnMsg && g.data != nil {
 		g.drawnMsg = false
@@ -412,12 +426,12 @@ func post(msg map[string]any) {
 
 // listen receives proto.Maps messages from the parent window, starting
 // with the one heatmap.html kept while the program loaded.
-func listen(in *inbox) {
+func listen(in *inbox, wake func()) {
 	window := js.Global().Get("window")
 	origin := window.Get("location").Get("origin").String()
 	receive := func(data js.Value) {
 		in.put(data, now())
-		ebiten.ScheduleFrame() //nolint:staticcheck // see main
+		wake()
 	}
 	cb := js.FuncOf(func(this js.Value, args []js.Value) any {
 		ev := args[0]
@@ -485,7 +499,7 @@ var (
 // buffers (decoding copies them, so m stays whole for another show).
 func shown(m js.Value, seq int) js.Value {
 	o := js.Global().Get("Object").New()
-	for _, k := range []string{"json", "buffers", "key", "view"} {
+	for _, k := range []string{"json", "buffers", "key", "view", "posted_at", "relayed_at"} {
 		o.Set(k, m.Get(k))
 	}
 	o.Set("seq", seq)
@@ -640,7 +654,7 @@ func main() {
 	}
 	g := &game{in: &inbox{msg: js.Undefined()}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}}
 	g.panels, _ = heatmap.PanelsFor("all")
-	listen(g.in)
+	listen(g.in, g.wake)
 	ebiten.SetScreenClearedEveryFrame(false)
 	// Update and Draw only when something happens (input, new maps, a
 	// resize), not 60 times a second: every ebiten frame reads the page's

@@ -357,7 +357,13 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 		label, float64(from)/100, float64(to)/100, moves, len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
 	t.Logf("%s: head answers (ms): %v; worker compute (ms): %v; drawn (ms): %v", label, tm.Head, tm.HeadCompute, tm.Drawn)
 	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || [], haeolsTimings["drawn-ahead"] || []]`)
+	gc := MustEval[[][]float64](b, `[haeolsTimings.headGC || [], haeolsTimings.headQueued || [], haeolsTimings.headHeap || []]`)
+	t.Logf("%s: gc ms %v; queued %v; heap MB %v", label, gc[0], gc[1], gc[2])
 	t.Logf("%s: heatmap drawn from maps sent ahead: %d of %d, median %.0f ms", label, len(rt[10]), len(tm.Drawn), med(rt[10]))
+	draws := MustEval[[]map[string]any](b, `haeolsTimings.draws || []`)
+	for i, d := range draws {
+		t.Logf("%s: drawing %d: %v", label, i, d)
+	}
 	t.Logf("%s: slider move to the worker taking the head median %.0f ms; of the drawn maps, to their posting by the worker %.0f ms, relaying by the app page %.0f ms, arrival at the heatmap page %.0f ms; there per drawn map: decode median %.0f ms, wait for a frame %.0f ms, paint %.0f ms",
 		label, med(rt[9]), med(rt[7]), med(rt[8]), med(rt[6]), med(rt[2]), med(rt[3]), med(rt[4]))
 	t.Logf("%s: vugu renders while scrubbing: %d, build median %.0f ms (max %.0f), DOM update median %.0f ms (max %.0f)", label, len(rt[0]), med(rt[0]), maxOf(rt[0]), med(rt[1]), maxOf(rt[1]))
