@@ -357,10 +357,11 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 		label, float64(from)/100, float64(to)/100, moves, len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
 	t.Logf("%s: head answers (ms): %v; worker compute (ms): %v; drawn (ms): %v", label, tm.Head, tm.HeadCompute, tm.Drawn)
 	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || [], haeolsTimings["drawn-ahead"] || []]`)
-	gc := MustEval[[][]float64](b, `[haeolsTimings.headGC || [], haeolsTimings.headQueued || [], haeolsTimings.headHeap || []]`)
-	t.Logf("%s: gc ms %v; queued %v; heap MB %v", label, gc[0], gc[1], gc[2])
 	t.Logf("%s: heatmap drawn from maps sent ahead: %d of %d, median %.0f ms", label, len(rt[10]), len(tm.Drawn), med(rt[10]))
-	draws := MustEval[[]map[string]any](b, `haeolsTimings.draws || []`)
+	// Each drawing's way from its slider move (ms): maps ahead were
+	// posted before or after the move; "arrived" is when the heatmap
+	// page's thread took the message that made them drawable.
+	draws := MustEval[[]map[string]any](b, `(haeolsTimings.draws || []).map(d => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, typeof v === "number" ? Math.round(v) : v])))`)
 	for i, d := range draws {
 		t.Logf("%s: drawing %d: %v", label, i, d)
 	}
