@@ -80,6 +80,10 @@ type Engine struct {
 	focus    *proto.Request
 	focusKV  int        // focus's KV head
 	prefetch []cacheKey // what Prefetch still has to do for focus
+	// nextUnits is how many of the first prefetch entries PrefetchNext
+	// prepares: 2 for a view not yet moved (both neighbours: the first
+	// drag may go either way), else 1.
+	nextUnits int
 	// ahead are the views whose maps Prefetch sent ahead (proto.Maps.Ahead)
 	// to the heatmap page since it last started (aheadResets) or the
 	// views' prefix changed, as the page's proto.Ahead holds them;
@@ -882,12 +886,21 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
 		}
 	}
+	e.nextUnits = 1
 	if stride > 1 {
 		add(req.Layer, kv, dir*stride) // where the drag goes next (see PrefetchNext)
 	}
+	if !sameView {
+		// No move yet: both neighbours first.
+		add(req.Layer, kv, 1)
+		add(req.Layer, kv, -1)
+		e.nextUnits = 2
+	}
 	for k := 1; k <= prefetchSpan; k++ {
-		add(req.Layer, kv, dir*float64(k))
-		if k%2 == 0 {
+		if sameView || k > 1 {
+			add(req.Layer, kv, dir*float64(k))
+		}
+		if k%2 == 0 && (sameView || k > 2) {
 			add(req.Layer, kv, -dir*float64(k/2))
 		}
 	}
@@ -931,22 +944,23 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	}
 }
 
-// PrefetchNext prepares the one slider position the focused view most
-// likely needs next (the first in Prefetch's plan: the ratio one last move
-// further), and sends its maps ahead; it reports whether it did any work.
-// The worker runs it right after a head request, without waiting for the
-// quiet that Prefetch needs: while a person drags the ratio slider, each
-// move then finds its ratio compressed, and its maps at the heatmap page,
-// unless the drag changed speed or direction.
+// PrefetchNext prepares the slider position the focused view most likely
+// needs next (the first in Prefetch's plan: the ratio one last move
+// further; for a view not moved yet, both neighbouring ratios), and sends
+// their maps ahead; it reports whether it did any work. The worker runs it
+// right after a head request, without waiting for the quiet that Prefetch
+// needs: while a person drags the ratio slider, each move then finds its
+// ratio compressed, and its maps at the heatmap page, unless the drag
+// changed speed or direction. (The entries stay in the plan: Prefetch
+// finds them made and their maps sent.)
 func (e *Engine) PrefetchNext() bool {
-	if len(e.prefetch) == 0 || e.prefetch[0].params.Validate() != nil {
-		return false
+	did := false
+	for _, k := range e.prefetch[:min(e.nextUnits, len(e.prefetch))] {
+		if k.params.Validate() == nil && e.prepare(k) {
+			did = true
+		}
 	}
-	k := e.prefetch[0]
-	if _, ok := e.caches[k]; !ok {
-		e.prefetch = e.prefetch[1:]
-	}
-	return e.prepare(k)
+	return did
 }
 
 // prepare makes the cache k unless it is kept, and sends its maps ahead

@@ -1058,11 +1058,12 @@ func TestPrefetchNext(t *testing.T) {
 	}
 	for _, st := range []struct {
 		ratio, next float64 // as a slider gives them
+		also        float64 // a second position prepared (0: none)
 	}{
-		{0.3, 0.31},  // first move: upwards
-		{0.33, 0.36}, // three steps up
-		{0.31, 0.29}, // two down
-		{0.3, 0.29},  // one down
+		{0.3, 0.31, 0.29}, // a new view: both neighbours
+		{0.33, 0.36, 0},   // three steps up
+		{0.31, 0.29, 0},   // two down
+		{0.3, 0.29, 0},    // one down
 	} {
 		id++
 		p := defParams
@@ -1080,8 +1081,22 @@ func TestPrefetchNext(t *testing.T) {
 		pp := p
 		pp.Ratio = st.next
 		want := proto.ViewKey(e.gen, 0, 1, "hae-ols", pp, "all")
-		if !ready && (len(k.sent) != n+1 || !k.sent[n].m.Ahead || k.sent[n].m.View != want) {
-			t.Errorf("after %v: %d maps sent ahead, want those of %q", st.ratio, len(k.sent)-n, want)
+		if !ready && (len(k.sent) < n+1 || !k.sent[n].m.Ahead || k.sent[n].m.View != want) {
+			t.Errorf("after %v: %d maps sent ahead, want those of %q first", st.ratio, len(k.sent)-n, want)
+		}
+		sent := 1
+		if st.also != 0 {
+			sent = 2
+			if !cached(st.also) {
+				t.Errorf("after %v: %v not prepared", st.ratio, st.also)
+			}
+			pp.Ratio = st.also
+			if want := proto.ViewKey(e.gen, 0, 1, "hae-ols", pp, "all"); len(k.sent) != n+2 || k.sent[n+1].m.View != want {
+				t.Errorf("after %v: %d maps sent ahead, want %q second", st.ratio, len(k.sent)-n, want)
+			}
+		}
+		if !ready && len(k.sent) != n+sent {
+			t.Errorf("after %v: %d maps sent ahead, want %d", st.ratio, len(k.sent)-n, sent)
 		}
 	}
 	// The next position ready and its maps sent: no work.
@@ -1102,8 +1117,8 @@ func TestPrefetchAheadBytes(t *testing.T) {
 	}
 	head(1)
 	e.PrefetchNext()
-	if len(k.sent) != 2 || !k.sent[1].m.Ahead {
-		t.Fatalf("%d maps sent, want the head's and one ahead", len(k.sent))
+	if len(k.sent) != 3 || !k.sent[1].m.Ahead || !k.sent[2].m.Ahead {
+		t.Fatalf("%d maps sent, want the head's and two ahead (both neighbours of a new view)", len(k.sent))
 	}
 	size := 0
 	for _, b := range k.sent[1].bufs {
