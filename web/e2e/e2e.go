@@ -243,6 +243,12 @@ func newBrowser(t testing.TB, gpuOpt chromedp.ExecAllocatorOption) *Browser {
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.Flag("enable-unsafe-swiftshader", true),
 	)
+	// HAEOLS_JS_FLAGS passes V8 flags (e.g. --no-liftoff, to see what
+	// V8's baseline tier costs); for experiments only: the measurements
+	// that count use Chromium as it comes.
+	if v := os.Getenv("HAEOLS_JS_FLAGS"); v != "" {
+		opts = append(opts, chromedp.Flag("js-flags", v))
+	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	b := &Browser{Ctx: ctx, t: t}
