@@ -81,8 +81,7 @@ type Engine struct {
 	focusKV  int        // focus's KV head
 	prefetch []cacheKey // what Prefetch still has to do for focus
 	// nextUnits is how many of the first prefetch entries PrefetchNext
-	// prepares: 2 for a view not yet moved (both neighbours: the first
-	// drag may go either way), else 1.
+	// prepares (see setFocus).
 	nextUnits int
 	// ahead are the views whose maps Prefetch sent ahead (proto.Maps.Ahead)
 	// to the heatmap page since it last started (aheadResets) or the
@@ -886,22 +885,32 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
 		}
 	}
-	e.nextUnits = 1
-	if stride > 1 {
-		add(req.Layer, kv, dir*stride) // where the drag goes next (see PrefetchNext)
-	}
-	if !sameView {
-		// No move yet: both neighbours first.
-		add(req.Layer, kv, 1)
-		add(req.Layer, kv, -1)
-		e.nextUnits = 2
-	}
-	for k := 1; k <= prefetchSpan; k++ {
-		if sameView || k > 1 {
-			add(req.Layer, kv, dir*float64(k))
+	// First what PrefetchNext prepares (nextUnits entries): during a drag
+	// the position it reaches with the next move and the one after (made
+	// a move early, their maps reach the heatmap page before they are
+	// needed even when a compression takes longer than the time between
+	// two moves); before any move both neighbours, as the first drag may
+	// go either way. Then the rest of the focused KV head's positions
+	// near the focus, each once.
+	focused := map[float64]bool{}
+	near := func(steps float64) {
+		if !focused[steps] {
+			focused[steps] = true
+			add(req.Layer, kv, steps)
 		}
-		if k%2 == 0 && (sameView || k > 2) {
-			add(req.Layer, kv, -dir*float64(k/2))
+	}
+	if sameView {
+		near(dir * stride)
+		near(2 * dir * stride)
+	} else {
+		near(1)
+		near(-1)
+	}
+	e.nextUnits = len(e.prefetch)
+	for k := 1; k <= prefetchSpan; k++ {
+		near(dir * float64(k))
+		if k%2 == 0 {
+			near(-dir * float64(k/2))
 		}
 	}
 	// Then, at this ratio, the neighbouring positions of the sliders of
@@ -944,15 +953,17 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	}
 }
 
-// PrefetchNext prepares the slider position the focused view most likely
-// needs next (the first in Prefetch's plan: the ratio one last move
-// further; for a view not moved yet, both neighbouring ratios), and sends
-// their maps ahead; it reports whether it did any work. The worker runs it
-// right after a head request, without waiting for the quiet that Prefetch
-// needs: while a person drags the ratio slider, each move then finds its
-// ratio compressed, and its maps at the heatmap page, unless the drag
-// changed speed or direction. (The entries stay in the plan: Prefetch
-// finds them made and their maps sent.)
+// PrefetchNext prepares the slider positions the focused view most likely
+// needs next (the first of Prefetch's plan: the ratios one and two last
+// moves further; for a view not moved yet, both neighbouring ratios), and
+// sends their maps ahead; it reports whether it did any work. The worker
+// runs it right after a head request, without waiting for the quiet that
+// Prefetch needs: while a person drags the ratio slider, each move then
+// finds its ratio compressed, and its maps at the heatmap page, unless
+// the drag changed speed or direction. In a steady drag the next position
+// was made a move earlier, so each move costs one compression, that of
+// the position after. (The entries stay in the plan: Prefetch finds them
+// made and their maps sent.)
 func (e *Engine) PrefetchNext() bool {
 	did := false
 	for _, k := range e.prefetch[:min(e.nextUnits, len(e.prefetch))] {
