@@ -323,18 +323,7 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 			window.addEventListener("message", e => { if (e.data && e.data.type === "heatmap-drawn") window.haeolsDrawnRatio = e.data.ratio; });
 		}
 		return true })()`)
-	MustEval[bool](b, fmt.Sprintf(`new Promise(done => {
-		const s = document.getElementById("ratio");
-		const to = %d, dir = Math.sign(to - %d);
-		let r = %d;
-		const step = () => {
-			r += dir;
-			s.value = (r / 100).toFixed(2);
-			s.dispatchEvent(new Event("input", {bubbles: true}));
-			if (r !== to) setTimeout(step, 50); else done(true);
-		};
-		step();
-	})`, to, from, from))
+	dragRatio(b, from, to)
 	last := fmt.Sprint(float64(to) / 100)
 	b.WaitFor(fmt.Sprintf(`new URLSearchParams(location.search).get("ratio") === %q && window.haeolsTimings.grid && window.haeolsTimings.grid.length > 0 &&
 		document.getElementById("head-title").textContent.includes("ratio %s")`, last, last), 60*time.Second, `JSON.stringify(window.haeolsTimings)`)
@@ -414,6 +403,24 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 	if l := maxOf(append(self, frame...)); l > limit {
 		t.Errorf("%s: a task on the app page's thread took %.0f ms while scrubbing (want at most %.0f ms)", label, l, limit)
 	}
+}
+
+// dragRatio moves the ratio slider from from/100 to to/100 like a person
+// dragging it, one step (an 'input' event) every 50 ms, and returns after
+// the last step.
+func dragRatio(b *Browser, from, to int) {
+	MustEval[bool](b, fmt.Sprintf(`new Promise(done => {
+		const s = document.getElementById("ratio");
+		const to = %d, dir = Math.sign(to - %d);
+		let r = %d;
+		const step = () => {
+			r += dir;
+			s.value = (r / 100).toFixed(2);
+			s.dispatchEvent(new Event("input", {bubbles: true}));
+			if (r !== to) setTimeout(step, 50); else done(true);
+		};
+		step();
+	})`, to, from, from))
 }
 
 // freezeMs is the longest main-thread task TestAppScrubLatency accepts

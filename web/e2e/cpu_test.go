@@ -105,12 +105,7 @@ func TestCPUScrub(t *testing.T) {
 			scrubLatency(t, b, "warm", 10, 30)
 		default:
 			// A hidden iframe draws nothing, so no waiting for its maps.
-			MustEval[bool](b, `new Promise(done => {
-				const s = document.getElementById("ratio");
-				let r = 30;
-				const step = () => { r--; s.value = (r / 100).toFixed(2); s.dispatchEvent(new Event("input", {bubbles: true})); if (r > 10) setTimeout(step, 50); else done(true); };
-				step();
-			})`)
+			dragRatio(b, 30, 10)
 			time.Sleep(300 * time.Millisecond)
 		}
 		logCPU(t, phase, time.Since(t0), c0, readThreadCPU())

@@ -33,12 +33,7 @@ func TestProfileScrub(t *testing.T) {
 	if _, err := chromedp.Call(b.Ctx, profiler.Start, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
-	MustEval[bool](b, `new Promise(done => {
-		const s = document.getElementById("ratio");
-		let r = 30;
-		const step = () => { r--; s.value = (r / 100).toFixed(2); s.dispatchEvent(new Event("input", {bubbles: true})); if (r > 10) setTimeout(step, 50); else done(true); };
-		step();
-	})`)
+	dragRatio(b, 30, 10)
 	time.Sleep(500 * time.Millisecond)
 	res, err := chromedp.Call(b.Ctx, profiler.Stop, cdp.Empty{})
 	if err != nil {
