@@ -159,6 +159,28 @@ type cacheKey struct {
 type cacheEntry struct {
 	c   *core.Cache
 	err error
+	// metrics are c's metrics per query head of the group, as evaluate
+	// computed them (callers must not modify them).
+	metrics map[int]core.Metrics
+}
+
+// evaluate is g.Evaluate(c, hi) for the cache c kept under k, computed
+// once per query head while the cache is kept: a slider position's maps
+// sent ahead, its head request and the grid all ask for it.
+func (e *Engine) evaluate(k cacheKey, g *core.Group, c *core.Cache, hi int) core.Metrics {
+	ce := e.caches[k]
+	if ce == nil || ce.c != c {
+		return g.Evaluate(c, hi)
+	}
+	if m, ok := ce.metrics[hi]; ok {
+		return m
+	}
+	m := g.Evaluate(c, hi)
+	if ce.metrics == nil {
+		ce.metrics = map[int]core.Metrics{}
+	}
+	ce.metrics[hi] = m
+	return m
 }
 
 // Info returns the loaded sample's description, or nil before the first
@@ -445,7 +467,7 @@ func (e *Engine) compress(l, kv int, method string, p core.Params) (*core.Cache,
 		delete(e.caches, e.order[0])
 		e.order = e.order[1:]
 	}
-	e.caches[k] = &cacheEntry{c, err}
+	e.caches[k] = &cacheEntry{c: c, err: err}
 	e.order = append(e.order, k)
 	return c, err
 }
@@ -494,7 +516,7 @@ func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
 		g, _ := e.model.Group(l, kv)
 		part := &proto.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: proto.Num(math.NaN())}
 		for hi, h := range g.Heads {
-			m := g.Evaluate(c, hi)
+			m := e.evaluate(cacheKey{l, kv, req.Method, p}, g, c, hi)
 			all[l*s.H+h] = m
 			part.Cells = append(part.Cells, cellOf(m))
 		}
@@ -539,7 +561,7 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	if check() {
 		return nil
 	}
-	m := g.Evaluate(c, hi)
+	m := e.evaluate(cacheKey{req.Layer, g.KV, req.Method, p}, g, c, hi)
 	hr := &proto.HeadResult{Cell: cellOf(m), Method: req.Method, Stages: stagesOf(c)}
 	hr.Profile = make([]proto.Num, len(m.Profile))
 	for i, x := range m.Profile {
@@ -699,7 +721,7 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 		// each would be as large as the map (0.8 MB on the default size).
 		return false
 	}
-	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, proto.Num(g.Evaluate(ce.c, hi).Err))
+	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, proto.Num(e.evaluate(k, g, ce.c, hi).Err))
 	m.Ahead = true
 	size := 0
 	for _, b := range bufs {
@@ -785,7 +807,7 @@ func (e *Engine) curve(req proto.Request, emit Emit, check Check) error {
 				c, err := e.compress(req.Layer, g.KV, method, p)
 				switch {
 				case err == nil:
-					v = g.Evaluate(c, hi).Err
+					v = e.evaluate(cacheKey{req.Layer, g.KV, method, p}, g, c, hi).Err
 				case !errors.Is(err, core.ErrDoesNotFit):
 					return fmt.Errorf("curve: %w", err)
 				}
@@ -807,7 +829,7 @@ func (e *Engine) curve(req proto.Request, emit Emit, check Check) error {
 					}
 					gr, _ := e.model.Group(l, kv)
 					for i, h := range gr.Heads {
-						all[l*s.H+h] = gr.Evaluate(c, i)
+						all[l*s.H+h] = e.evaluate(cacheKey{l, kv, method, p}, gr, c, i)
 					}
 				}
 				if fits {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -1150,5 +1151,44 @@ func TestPrefetchAheadBytes(t *testing.T) {
 	}
 	if got := len(k.sent) - n - 1; got < 4 || got > 6 {
 		t.Errorf("another view: %d maps ahead, want about 5", got)
+	}
+}
+
+// TestEvaluateOnce: a kept cache's metrics are computed once per query
+// head and are those Evaluate gives; the head answer and the grid use them.
+func TestEvaluateOnce(t *testing.T) {
+	e, rc, m := loaded(t, "tiny")
+	p := defParams
+	e.Handle(proto.Request{ID: 2, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	hr := rc.last().Head
+	g, hi, err := e.model.Head(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := cacheKey{0, g.KV, "hae-ols", coreParams(p)}
+	ce := e.caches[k]
+	if ce == nil || len(ce.metrics) != 1 {
+		t.Fatalf("cache entry %+v: want the metrics of one head", ce)
+	}
+	// The same numbers as a fresh analysis of the sample.
+	mg, mhi, err := m.Head(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mg.Compress("hae-ols", coreParams(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mg.Evaluate(c, mhi)
+	if !reflect.DeepEqual(ce.metrics[hi], want) || hr.Cell != cellOf(want) {
+		t.Fatalf("kept metrics %+v, head answer %+v; want %+v", ce.metrics[hi], hr.Cell, want)
+	}
+	// Asked again, they come from the entry: a marker in it shows.
+	marked := ce.metrics[hi]
+	marked.Err = 12345
+	ce.metrics[hi] = marked
+	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	if got := float64(rc.last().Head.Cell.Err); got != 12345 {
+		t.Fatalf("second head answer err %v: the kept metrics were not used", got)
 	}
 }
