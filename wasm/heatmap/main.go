@@ -200,8 +200,12 @@ func (g *game) rehearse() {
 	if w.left > 0 {
 		g.later(warmGapMs)
 	}
+	raw := "" // no message to decode: paint only
+	if w.msg.Type() == js.TypeObject && w.msg.Get("json").Type() == js.TypeString {
+		raw = w.msg.Get("json").String()
+	}
 	var m proto.Maps
-	if err := json.Unmarshal([]byte(w.msg.Get("json").String()), &m); err == nil && m.Factored && m.Rows == d.Maps.Rows && m.Cols == d.Maps.Cols {
+	if err := json.Unmarshal([]byte(raw), &m); err == nil && m.Factored && m.Rows == d.Maps.Rows && m.Cols == d.Maps.Cols {
 		bufs := w.msg.Get("buffers")
 		if f, err := heatmap.DecodeFactored(m, bytesOf(bufs, "scale"), bytesOf(bufs, "inv"), bytesOf(bufs, "syn"), bytesOf(bufs, "share"), bytesOf(bufs, "source")); err == nil {
 			if n := m.Rows * m.Cols; cap(w.comp) < n {
@@ -320,10 +324,9 @@ func (g *game) Update() error {
 
 // wake asks for the frame that takes a new message: now, or once
 // minRepaintMs have passed since the maps on screen were taken. A frame
-// before then would only ask for a later one, and every frame, drawn or
-// not, has the GPU process copy the canvas to the page again (in headless
-// Chromium's software GL, 3 frames per new map took about 15 ms of the
-// GPU process per map while scrubbing).
+// before then would only ask for a later one, and ebiten presents a frame
+// even when Draw paints nothing (in headless Chromium's software GL a
+// presented frame costs the GPU process about 15 ms of CPU).
 func (g *game) wake() {
 	if wait := minRepaintMs - (now() - g.lastNew); wait > 0 {
 		g.later(wait)
