@@ -104,6 +104,8 @@ type Root struct {
 	urlDirty      bool    // the view changed meanwhile
 	urlFunc       js.Func // the interval's timer callback
 	idleFunc      js.Func // its callback
+	rehearsed     int     // rounds rehearse has run
+	rehearseFunc  js.Func // its requestIdleCallback callback
 
 	started  bool
 	dragOver bool
@@ -279,6 +281,12 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.curve = r.Curve
+		if c.rehearsed == 0 {
+			go func() {
+				c.Env.Lock()
+				c.rehearse()
+			}()
+		}
 	default:
 		if r.Error != "" {
 			c.ErrMsg = r.Error
@@ -855,6 +863,40 @@ func (c *Root) renderIdle() {
 	opts := js.Global().Get("Object").New()
 	opts.Set("timeout", 500)
 	ric.Invoke(f, opts)
+}
+
+// rehearseRounds is how many times rehearse builds the views of a slider
+// move.
+const rehearseRounds = 40
+
+// rehearse builds the views that every slider move rebuilds (the probe
+// profile and the curve charts, the sentences on the stages, the head's
+// title) and throws them away, at idle moments, a few at a time,
+// rehearseRounds times per page. V8 optimises wasm code in the background
+// once it has run for a while; without this the first drag of the ratio
+// slider did it: the chart builders and the sentences were the largest
+// functions V8 compiled during a cold scrub (25-60 ms each, while the
+// scrub needed the cores). Call it holding the lock; it releases it.
+func (c *Root) rehearse() {
+	ric := js.Global().Get("requestIdleCallback")
+	if c.rehearsed >= rehearseRounds || ric.Type() != js.TypeFunction || c.head == nil || c.curve == nil {
+		c.Env.UnlockOnly()
+		return
+	}
+	f := c.lockedFunc(&c.rehearseFunc, func() {
+		for start := now(); c.rehearsed < rehearseRounds && now()-start < 8 && c.head != nil && c.curve != nil; {
+			c.rehearsed++
+			// A neighbouring ratio each round, as a drag shows them.
+			r := math.Min(math.Max(c.S.Ratio+float64(c.rehearsed%7-3)/100, 0.01), 1)
+			_ = curveChart(c.curve, r, c.S.Method)
+			_ = c.chart("profile")
+			_ = c.Explanation()
+			_ = c.HeadTitle()
+		}
+		c.rehearse()
+	})
+	c.Env.UnlockOnly()
+	ric.Invoke(f)
 }
 
 // lockedFunc returns the JS callback kept in *fn, making it the first
