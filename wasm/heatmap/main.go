@@ -182,6 +182,9 @@ const (
 	warmRounds = 4
 	warmIdleMs = 300
 	warmGapMs  = 60
+	// The labels are cheap to make and were still optimised during the
+	// first drag: each round makes them this many times.
+	warmLabels = 5
 )
 
 // rehearse runs one round of the rehearsal: it decodes the maps on
@@ -226,7 +229,9 @@ func (g *game) rehearse() {
 	}
 	v := g.view.Zoom(1+0.25*float64(w.left+1), 0.5, 0.5)
 	w.r.Render(w.img, g.lay, d, v, nil)
-	heatmap.DrawLabels(w.img, w.r.Labels(g.lay, d, v, nil), g.scale, heatmap.Ink)
+	for range warmLabels {
+		heatmap.DrawLabels(w.img, w.r.Labels(g.lay, d, v, nil), g.scale, heatmap.Ink)
+	}
 	if w.left == 0 {
 		*w = warmUp{} // the scratch memory goes
 	}
