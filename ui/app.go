@@ -645,34 +645,31 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				if data.Get("ahead").Truthy() {
 					RecordTiming("drawn-ahead", c.drawnMS)
 				}
+				// Each time once: into its list, and into this drawing's
+				// record of all its times from the slider move
+				// (window.haeolsTimings.draws, for the tests' logs).
+				ahead := data.Get("ahead").Truthy()
+				rec := js.Global().Get("Object").New()
+				rec.Set("drawn", c.drawnMS)
+				rec.Set("ahead", ahead)
 				for _, k := range []string{"posted", "relayed", "arrived"} {
-					// (maps ahead: only their arrival, the show message's
-					// or theirs; they were posted before or after the move)
-					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 && (k == "arrived" || !data.Get("ahead").Truthy()) {
-						RecordTiming("heatmap-"+k, at.Float()-origin-ms.headSentAt)
+					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
+						d := at.Float() - origin - ms.headSentAt
+						rec.Set(k, d)
+						// Maps ahead were posted before or after the move:
+						// only their arrival is a latency.
+						if k == "arrived" || !ahead {
+							RecordTiming("heatmap-"+k, d)
+						}
 					}
 				}
 				for _, k := range []string{"decode", "wait", "paint", "pixels"} {
 					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
+						rec.Set(k, v.Float())
 						RecordTiming("heatmap-"+k, v.Float())
 					}
 				}
-				// One record per drawing, all its times from the slider
-				// move (window.haeolsTimings.draws; for the tests' logs).
-				rec := js.Global().Get("Object").New()
-				rec.Set("drawn", c.drawnMS)
-				rec.Set("ahead", data.Get("ahead").Truthy())
-				for _, k := range []string{"posted", "relayed", "arrived"} {
-					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
-						rec.Set(k, at.Float()-origin-ms.headSentAt)
-					}
-				}
-				for _, k := range []string{"decode", "wait", "paint"} {
-					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
-						rec.Set(k, v.Float())
-					}
-				}
-				recordDraw(rec)
+				timingList("draws").Call("push", rec)
 			}
 		case "heatmap-ready":
 			c.frameStarted = true
@@ -716,21 +713,6 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 	return nil
 }
 
-// recordDraw appends rec to window.haeolsTimings.draws.
-func recordDraw(rec js.Value) {
-	t := js.Global().Get("haeolsTimings")
-	if !t.Truthy() {
-		RecordTiming("drawn-records", 1) // creates haeolsTimings
-		t = js.Global().Get("haeolsTimings")
-	}
-	a := t.Get("draws")
-	if !a.Truthy() {
-		a = js.Global().Get("Array").New()
-		setValue(t, "draws", a)
-	}
-	a.Call("push", rec)
-}
-
 // Started reports whether Start has run.
 func (c *Root) Started() bool { return c.started }
 
@@ -744,7 +726,10 @@ func (c *Root) Started() bool { return c.started }
 // waiting for its next frame, painting; the app's entry point adds "build"
 // and "render", the two halves of each vugu render), for the tests and the
 // curious.
-func RecordTiming(kind string, ms float64) {
+func RecordTiming(kind string, ms float64) { timingList(kind).Call("push", ms) }
+
+// timingList is the array window.haeolsTimings[kind], made when missing.
+func timingList(kind string) js.Value {
 	g := js.Global()
 	t := g.Get("haeolsTimings")
 	if !t.Truthy() {
@@ -756,7 +741,7 @@ func RecordTiming(kind string, ms float64) {
 		a = g.Get("Array").New()
 		g.Get("Reflect").Call("set", t, kind, a)
 	}
-	a.Call("push", ms)
+	return a
 }
 
 // renderWhenStill releases the event lock and renders once the sliders
