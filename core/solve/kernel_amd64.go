@@ -35,11 +35,11 @@ func axpy4Vec(dst *float64, n int, a *[4]float64, x0, x1, x2, x3 *float64) {
 	axpy4SSE(dst, n, a, x0, x1, x2, x3)
 }
 
-// reflectRowsVec applies reflectRows to the first w&^3 columns with the
-// sums of each strip of columns kept in registers (AVX2), and reports
-// how many columns it did (0 without AVX2 or rows).
+// reflectRowsVec applies reflectRows to all the columns with the sums of
+// each strip of columns kept in registers (AVX2), and reports how many
+// columns it did (0 without AVX2 or rows).
 func reflectRowsVec(head []float64, v []float64, tau float64, rows []float64, stride int) int {
-	w := len(head) &^ 3
+	w := len(head)
 	if !useAVX || w == 0 || len(v) == 0 {
 		return 0
 	}

@@ -266,8 +266,8 @@ GLOBL signbit<>(SB), RODATA|NOPTR, $8
 
 // func reflectRowsAVX(head *float64, w int, v *float64, nv int, tau float64, rows *float64, stride int)
 //
-// reflectRows for w (a multiple of 4) columns and nv >= 1 rows, in strips
-// of 16 (then 8, then 4) columns whose sums s stay in registers: s = head + v[0]*row0
+// reflectRows for w columns and nv >= 1 rows, in strips
+// of 16 (then 8, then 4, then 1) columns whose sums s stay in registers: s = head + v[0]*row0
 // + v[1]*row1 + ... in order of the rows, head += (-tau)*s, then row r +=
 // (-(tau*v[r]))*s; every product and sum rounded as in the Go loops (AVX2
 // for the broadcast of a register, no FMA).
@@ -395,7 +395,7 @@ rf8r:
 rf4:
 	LEAQ         4(BX), AX
 	CMPQ         AX, CX
-	JGT          rfdone
+	JGT          rf1
 	VMOVUPD      (DI)(BX*8), Y0
 	LEAQ         (R8)(BX*8), R9
 	MOVQ         R9, R12
@@ -427,6 +427,42 @@ rf4r:
 	JLT          rf4r
 	MOVQ         AX, BX
 	JMP          rf4
+
+	// The last w%4 columns one at a time, with the same scalar operations.
+rf1:
+	LEAQ         1(BX), AX
+	CMPQ         AX, CX
+	JGT          rfdone
+	VMOVSD       (DI)(BX*8), X0
+	LEAQ         (R8)(BX*8), R9
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf1s:
+	VMOVSD       (SI)(R10*8), X1
+	VMULSD       (R12), X1, X2
+	VADDSD       X2, X0, X0
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf1s
+	VMULSD       X13, X0, X1
+	VADDSD       (DI)(BX*8), X1, X1
+	VMOVSD       X1, (DI)(BX*8)
+	MOVQ         R9, R12
+	XORQ         R10, R10
+rf1r:
+	VMOVSD       (SI)(R10*8), X2
+	VMULSD       X15, X2, X2
+	VXORPD       X14, X2, X2
+	VMULSD       X0, X2, X1
+	VADDSD       (R12), X1, X1
+	VMOVSD       X1, (R12)
+	ADDQ         R11, R12
+	INCQ         R10
+	CMPQ         R10, DX
+	JLT          rf1r
+	MOVQ         AX, BX
+	JMP          rf1
 
 rfdone:
 	VZEROUPPER
