@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"html"
 	"strconv"
 	"strings"
@@ -94,40 +95,54 @@ func (c *svgChart) patchable(old *svgChart) bool {
 
 // Patch makes the svg element that shows old (the first child of host)
 // show c, writing only what differs; false when it cannot (see patchable)
-// and the chart must be written anew.
+// and the chart must be written anew. The writes go to the page in one
+// call (index.html's haeolsPatchSVG): element by element, each js.Value
+// the Go side holds costs a finalizer, and the calls cost more than the
+// writes (a new profile rewrites about 200 attributes and tooltips).
 func (c *svgChart) Patch(host js.Value, old *svgChart) bool {
 	if !c.patchable(old) {
 		return false
 	}
-	svg := host.Get("firstElementChild")
-	if !svg.Truthy() {
+	ops := c.patchOps(old)
+	if len(ops) == 0 {
+		return true
+	}
+	b, err := json.Marshal(ops)
+	if err != nil {
 		return false
 	}
-	kids := svg.Get("children")
-	if kids.Get("length").Int() != len(c.Elems) {
+	patch := js.Global().Get("haeolsPatchSVG")
+	if patch.Type() != js.TypeFunction {
 		return false
 	}
+	return patch.Invoke(host, len(c.Elems), string(b)).Truthy()
+}
+
+// patchOps lists the writes that turn old (patchable into c) into c, as
+// haeolsPatchSVG reads them: "a", element index, attribute, value; "t",
+// index, tooltip; "x", index, text.
+func (c *svgChart) patchOps(old *svgChart) []string {
+	var ops []string
 	for i, e := range c.Elems {
 		o := old.Elems[i]
-		var el js.Value
-		get := func() js.Value {
-			if !el.Truthy() {
-				el = kids.Index(i)
+		idx := ""
+		at := func() string {
+			if idx == "" {
+				idx = strconv.Itoa(i)
 			}
-			return el
+			return idx
 		}
 		for j, a := range e.Attrs {
 			if o.Attrs[j].V != a.V {
-				get().Call("setAttribute", a.K, a.V)
+				ops = append(ops, "a", at(), a.K, a.V)
 			}
 		}
 		if e.Title != o.Title {
-			get().Get("firstElementChild").Set("textContent", e.Title)
+			ops = append(ops, "t", at(), e.Title)
 		}
 		if e.Text != o.Text {
-			// A <text>'s content is its last child node, after any title.
-			get().Get("lastChild").Set("nodeValue", e.Text)
+			ops = append(ops, "x", at(), e.Text)
 		}
 	}
-	return true
+	return ops
 }

@@ -428,6 +428,41 @@ func dragRatio(b *Browser, from, to int) {
 // for longer feels frozen.
 const freezeMs = 250.0
 
+// TestAppChartsPatched: while a person scrubs, the profile and curve
+// charts are patched in place (ui/chart.go, index.html's haeolsPatchSVG),
+// and a patched chart is the chart a fresh page writes for the same view.
+func TestAppChartsPatched(t *testing.T) {
+	site, b := openApp(t, "")
+	const charts = `document.querySelector("#curve svg path") !== null && document.querySelector("#profile svg rect") !== null`
+	b.WaitFor(charts, 90*time.Second, "")
+	MustEval[bool](b, `(() => { for (const id of ["profile", "curve"]) document.querySelector("#" + id + " svg").haeolsFirst = true; return true })()`)
+	dragRatio(b, 30, 22)
+	b.WaitFor(`document.getElementById("head-title").textContent.includes("ratio 0.22") && window.haeolsTimings.head && window.haeolsTimings.head.length > 0`, 60*time.Second, `document.getElementById("head-title").textContent`)
+	time.Sleep(time.Second)
+	type shot struct {
+		Profile, Curve      string
+		SameProf, SameCurve bool
+	}
+	read := `({profile: document.querySelector("#profile svg").outerHTML, curve: document.querySelector("#curve svg").outerHTML,
+		sameProf: document.querySelector("#profile svg").haeolsFirst === true, sameCurve: document.querySelector("#curve svg").haeolsFirst === true})`
+	patched := MustEval[shot](b, read)
+	if !patched.SameProf || !patched.SameCurve {
+		t.Errorf("charts written anew while scrubbing (profile patched %v, curve patched %v)", patched.SameProf, patched.SameCurve)
+	}
+	q := MustEval[string](b, `location.search`)
+	b.Navigate(site.URL + "index.html" + q)
+	b.WaitFor(appGridDone, 90*time.Second, `document.body.innerText.slice(0, 400)`)
+	b.WaitFor(charts+` && document.getElementById("head-title").textContent.includes("ratio 0.22")`, 90*time.Second, "")
+	time.Sleep(time.Second)
+	fresh := MustEval[shot](b, read)
+	if patched.Profile != fresh.Profile {
+		t.Errorf("patched profile differs from a fresh page's:\npatched %.600s\nfresh   %.600s", patched.Profile, fresh.Profile)
+	}
+	if patched.Curve != fresh.Curve {
+		t.Errorf("patched curve differs from a fresh page's:\npatched %.600s\nfresh   %.600s", patched.Curve, fresh.Curve)
+	}
+}
+
 // TestAppRenderQuiet checks that a render of an unchanged view writes
 // nothing into the page (index.html's haeolsQuietVugu: vugu would replace
 // every text and rewrite every attribute, and the browser would lay the
