@@ -227,25 +227,27 @@ func (r *rowSums) add(z32, y32 []float32) {
 	r.z, r.y = append(r.z, z), append(r.y, y)
 }
 
-// exact returns the exact tokens' share for a plan whose anchors end at
-// the boundary b plus the chunk sums (z32, y32) of the anchors after it:
-// the non-candidates' share, the prefix sums at b and those.
-func (r *rowSums) exact(b int, z32, y32 []float32) *exactRows {
+// exact returns the exact tokens' share for a plan whose anchors are the
+// prefix sums at boundary b plus sign times the chunk sums (z32, y32): the
+// anchors after b (sign 1), or the candidates before b that are not
+// anchors (sign -1); plus the non-candidates' share.
+func (r *rowSums) exact(b int, sign float64, z32, y32 []float32) *exactRows {
 	e := &exactRows{z: make([]float64, len(z32)), y: make([]float64, len(y32))}
 	bz, by := r.z[b], r.y[b]
 	for i, x := range z32 {
-		e.z[i] = r.nonZ[i] + (bz[i] + float64(x))
+		e.z[i] = r.nonZ[i] + (bz[i] + float64(sign*float64(x)))
 	}
 	for k, x := range y32 {
-		e.y[k] = r.nonY[k] + (by[k] + float64(x))
+		e.y[k] = r.nonY[k] + (by[k] + float64(sign*float64(x)))
 	}
 	return e
 }
 
 // maxSumChunks bounds the chunks of orderSums (their memory is
 // (maxSumChunks+1) x rows x (D+1) float64s) and minSumChunk their size:
-// a bin's targets then cost at most max(minSumChunk, candidates /
-// maxSumChunks) tokens of BinMass once the sums reach its anchors.
+// a bin's targets then cost at most half of max(minSumChunk, candidates
+// / maxSumChunks) tokens of BinMass (from the nearer boundary) once the
+// sums reach past its anchors.
 const (
 	maxSumChunks = 16
 	minSumChunk  = 64
@@ -739,46 +741,52 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 // z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and, when withY, the bin weighted
 // values Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64, for
 // the bin order.idx[from:]: the candidates' totals minus the anchors'
-// share, which is the order's prefix sum at the last chunk boundary before
-// from plus kernel.BinMass of the anchors after it (for the mass alone, the
-// same float32 sum in the same order on the CPU). With withY it also
-// returns the exact tokens' share of the calibration attention (the
+// share. That share is the order's prefix sum at the chunk boundary
+// nearer to from, corrected by kernel.BinMass of the tokens between the
+// boundary and from (added when the boundary is before from, subtracted
+// when after; for the mass alone, the same float32 sum in the same order
+// on the CPU): at most half a chunk of tokens. With withY it also returns
+// the exact tokens' share of the calibration attention (the
 // non-candidates' and the anchors').
 func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
 	rows, n, d := g.Rows, g.N, g.D
-	b := from / sumChunk(len(order.idx))
+	chunk, nc := sumChunk(len(order.idx)), len(order.idx)
+	b, sign := from/chunk, 1.0
+	part := order.idx[b*chunk : from]
+	if hi := min((b+1)*chunk, nc); hi-from < len(part) {
+		b, sign, part = b+1, -1, order.idx[from:hi]
+	}
 	sums, pz, py := g.prefixSums(order, b)
-	head := order.idx[b*sums.chunk : from]
 	z = sc.f64.take(rows)
 	z32 := sc.f32.take(rows)
 	if withY {
 		y = sc.f64.take(rows * d)
 		y32 := sc.f32.take(rows * d)
-		g.binMass(z32, y32, head)
+		g.binMass(z32, y32, part)
 		for i := 0; i < rows; i++ {
 			rs := float64(g.RowSum[i])
 			for c := 0; c < d; c++ {
 				k := i*d + c
-				y[k] = rs * (sums.totY[k] - (py[k] + float64(y32[k])))
+				y[k] = rs * (sums.totY[k] - (py[k] + float64(sign*float64(y32[k]))))
 			}
 		}
-		ex = &exactShare{cal: sums.cal.exact(b, z32, y32)}
+		ex = &exactShare{cal: sums.cal.exact(b, sign, z32, y32)}
 		if sums.probe != nil {
-			pz32, py32 := g.probeMass(sc, head)
-			ex.probe = sums.probe.exact(b, pz32, py32)
+			pz32, py32 := g.probeMass(sc, part)
+			ex.probe = sums.probe.exact(b, sign, pz32, py32)
 		}
 	} else {
 		for i := 0; i < rows; i++ {
 			r := g.A[i*n : i*n+n]
 			var s float32
-			for _, j := range head {
+			for _, j := range part {
 				s += r[j]
 			}
 			z32[i] = s
 		}
 	}
 	for i := 0; i < rows; i++ {
-		z[i] = max(float64(g.RowSum[i])*(sums.totZ[i]-(pz[i]+float64(z32[i]))), 0)
+		z[i] = max(float64(g.RowSum[i])*(sums.totZ[i]-(pz[i]+float64(sign*float64(z32[i])))), 0)
 	}
 	return z, y, ex
 }
