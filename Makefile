@@ -39,14 +39,17 @@ test-nocgo:
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)
 
-## bench: kernels (GFLOP/s) and one head end to end (ms), native
+## bench: kernels (GFLOP/s), one head end to end (ms) and the worker's
+## share of a drag of the ratio slider (ms per move), native
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./core/kernel/ ./core/solve/ ./core/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./core/gpu/
+	$(GO) test -run '^$$' -bench Drag -benchtime 3x ./wasm/worker/
 
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
+	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench Drag -benchtime 3x -exec="$(WASMEXEC)" ./wasm/worker/
 
 ## gpu-kit: the binaries scripts/gpu-check.sh runs on a GPU machine, in
 ## bin/gpukit (about 50 MB: wgpu-native is linked in)

@@ -32,7 +32,7 @@ type sent struct {
 // recorder collects the responses, round-tripped through JSON as the page
 // sees them.
 type recorder struct {
-	t   *testing.T
+	t   testing.TB
 	out []sent
 }
 
@@ -52,7 +52,7 @@ func (rc *recorder) last() proto.Response { return rc.out[len(rc.out)-1].r }
 
 var defParams = proto.Params{Ratio: 0.3, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
 
-func loaded(t *testing.T, preset string) (*Engine, *recorder, *core.Model) {
+func loaded(t testing.TB, preset string) (*Engine, *recorder, *core.Model) {
 	t.Helper()
 	e := &Engine{}
 	rc := &recorder{t: t}
