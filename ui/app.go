@@ -861,7 +861,8 @@ const rehearseRounds = 40
 // once it has run for a while; without this the first drag of the ratio
 // slider did it: the chart builders and the sentences were the largest
 // functions V8 compiled during a cold scrub (25-60 ms each, while the
-// scrub needed the cores). Call it holding the lock; it releases it.
+// scrub needed the cores). A slider move ends it (the drag runs the same
+// code). Call it holding the lock; it releases it.
 func (c *Root) rehearse() {
 	ric := js.Global().Get("requestIdleCallback")
 	if c.rehearsed >= rehearseRounds || ric.Type() != js.TypeFunction || c.head == nil || c.curve == nil {
