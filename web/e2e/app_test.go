@@ -335,14 +335,16 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 		Long                           []float64
 	}
 	tm := MustEval[timings](b, `({head: haeolsTimings.head || [], headCompute: haeolsTimings.headCompute || [], drawn: haeolsTimings.drawn || [], grid: haeolsTimings.grid || [], long: haeolsLong})`)
-	med := func(xs []float64) float64 {
+	// quantile is the q-quantile of xs (nearest rank), -1 for none.
+	quantile := func(xs []float64, q float64) float64 {
 		if len(xs) == 0 {
 			return -1
 		}
 		s := append([]float64(nil), xs...)
 		sort.Float64s(s)
-		return s[len(s)/2]
+		return s[min(int(q*float64(len(s))), len(s)-1)]
 	}
+	med := func(xs []float64) float64 { return quantile(xs, 0.5) }
 	maxOf := func(xs []float64) float64 {
 		m := 0.0
 		for _, x := range xs {
@@ -351,8 +353,8 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 		return m
 	}
 	moves := max(from, to) - min(from, to)
-	t.Logf("%s scrub %.2f -> %.2f, %d moves 50 ms apart: head answers %d, median %.0f ms, max %.0f ms (the worker's compute: median %.0f ms); heatmap drawn %d, median %.0f ms; grid after the last move %.0f ms; long tasks %d, longest %.0f ms",
-		label, float64(from)/100, float64(to)/100, moves, len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
+	t.Logf("%s scrub %.2f -> %.2f, %d moves 50 ms apart: head answers %d, median %.0f ms, max %.0f ms (the worker's compute: median %.0f ms); heatmap drawn %d, median %.0f ms, p90 %.0f ms, max %.0f ms; grid after the last move %.0f ms; long tasks %d, longest %.0f ms",
+		label, float64(from)/100, float64(to)/100, moves, len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), quantile(tm.Drawn, 0.9), maxOf(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
 	t.Logf("%s: head answers (ms): %v; worker compute (ms): %v; drawn (ms): %v", label, tm.Head, tm.HeadCompute, tm.Drawn)
 	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || [], haeolsTimings["drawn-ahead"] || []]`)
 	t.Logf("%s: heatmap drawn from maps sent ahead: %d of %d, median %.0f ms", label, len(rt[10]), len(tm.Drawn), med(rt[10]))
