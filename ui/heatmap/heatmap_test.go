@@ -829,37 +829,47 @@ func TestShareOrig(t *testing.T) {
 }
 
 func BenchmarkRender(b *testing.B) {
-	d := testData(b, 192, 1984, 128)
-	r, _ := NewRenderer("viridis")
-	panels, _ := PanelsFor("all")
-	l := NewLayout(1400, 900, panels, 192, 1984, font7x13)
-	img := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
-	v := NewView(192, 1984)
-	h, _ := l.Hit(l.Boxes[0].Map.X+100, l.Boxes[0].Map.Y+20, v)
-	ro, _ := d.Lookup(h)
-	// New data each time (what a slider move sends): alternating between two
-	// copies defeats the painting cache; a new ratio of the same head
-	// (sharing the original map) repaints two panels of three.
-	d2 := *d
-	d2.ids[PanelOrig], d2.ids[PanelComp], d2.ids[PanelDiff] = lastID.Add(1), lastID.Add(1), lastID.Add(1)
-	d3 := *d
-	d3.ids[PanelComp], d3.ids[PanelDiff] = lastID.Add(1), lastID.Add(1)
-	for _, bc := range []struct {
-		name  string
-		other *Data
-	}{{"repaint", &d2}, {"repaint-same-orig", &d3}} {
-		b.Run(bc.name, func(b *testing.B) {
-			pair := [2]*Data{d, bc.other}
-			for i := 0; b.Loop(); i++ {
-				r.Render(img, l, pair[i%2], v, nil)
+	for _, sz := range []struct {
+		name                    string
+		rows, cols, calib, w, h int
+	}{
+		// The needle sample on a large canvas, and the default sample on
+		// the app's heatmap frame (788 x 340 CSS pixels in the e2e tests).
+		{"192x1984-on-1400x900", 192, 1984, 128, 1400, 900},
+		{"192x960-on-788x340", 192, 960, 128, 788, 340},
+	} {
+		d := testData(b, sz.rows, sz.cols, sz.calib)
+		r, _ := NewRenderer("viridis")
+		panels, _ := PanelsFor("all")
+		l := NewLayout(sz.w, sz.h, panels, sz.rows, sz.cols, font7x13)
+		img := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+		v := NewView(sz.rows, sz.cols)
+		h, _ := l.Hit(l.Boxes[0].Map.X+100, l.Boxes[0].Map.Y+20, v)
+		ro, _ := d.Lookup(h)
+		// New data each time (what a slider move sends): alternating between
+		// two copies defeats the painting cache; a new ratio of the same head
+		// (sharing the original map) repaints two panels of three.
+		d2 := *d
+		d2.ids[PanelOrig], d2.ids[PanelComp], d2.ids[PanelDiff] = lastID.Add(1), lastID.Add(1), lastID.Add(1)
+		d3 := *d
+		d3.ids[PanelComp], d3.ids[PanelDiff] = lastID.Add(1), lastID.Add(1)
+		for _, bc := range []struct {
+			name  string
+			other *Data
+		}{{"repaint", &d2}, {"repaint-same-orig", &d3}} {
+			b.Run(sz.name+"/"+bc.name, func(b *testing.B) {
+				pair := [2]*Data{d, bc.other}
+				for i := 0; b.Loop(); i++ {
+					r.Render(img, l, pair[i%2], v, nil)
+				}
+			})
+		}
+		b.Run(sz.name+"/hover", func(b *testing.B) {
+			for b.Loop() {
+				r.Render(img, l, d, v, &ro)
 			}
 		})
 	}
-	b.Run("hover", func(b *testing.B) {
-		for b.Loop() {
-			r.Render(img, l, d, v, &ro)
-		}
-	})
 }
 
 // TestColorsIndexByPrefix checks Index, which narrows its search by the

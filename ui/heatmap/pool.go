@@ -99,18 +99,24 @@ func pool(dst, src []float32, cols int, rowSpans, colSpans []Span, mayNaN bool) 
 			continue
 		}
 		r0 := rs.Lo
-		if mayNaN {
+		row := colMax
+		switch {
+		case mayNaN:
 			for c := range colMax {
 				colMax[c] = negInf
 			}
-		} else {
+		case rs.Hi-rs.Lo == 1:
+			// One row (the map has no more rows than the panel pixels):
+			// pooled where it is.
+			row, r0 = src[r0*cols+clo:r0*cols+chi], rs.Hi
+		default:
 			copy(colMax, src[r0*cols+clo:r0*cols+chi])
 			r0++
 		}
 		for r := r0; r < rs.Hi; r++ {
 			maxInto(colMax, src[r*cols+clo:r*cols+chi])
 		}
-		if narrow := poolSpans(out, colMax, clo, colSpans); !mayNaN && narrow {
+		if narrow := poolSpans(out, row, clo, colSpans); !mayNaN && narrow {
 			continue
 		}
 		// A pixel left at -Inf is all NaN (NaN), holds -Inf, or has no
