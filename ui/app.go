@@ -669,6 +669,10 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 						RecordTiming("heatmap-"+k, v.Float())
 					}
 				}
+				// The heatmap page's rehearsal rounds done by then.
+				if v := data.Get("rehearsed"); v.Type() == js.TypeNumber {
+					rec.Set("rehearsed", v.Int())
+				}
 				timingList("draws").Call("push", rec)
 			}
 		case "heatmap-ready":

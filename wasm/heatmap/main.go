@@ -21,8 +21,9 @@
 //
 //	{type: "heatmap-ready"}                       once started
 //	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
-//	 arrived_at, wait_ms, paint_ms, ahead}        after drawing a new message
-//	                                              (ahead: maps sent ahead)
+//	 arrived_at, wait_ms, paint_ms, ahead,        after drawing a new message
+//	 rehearsed}                                   (ahead: maps sent ahead;
+//	                                              rehearsed: rehearsal rounds run)
 //	                                              (seq: the message's; drawn_at,
 //	                                              arrived_at: performance.timeOrigin
 //	                                              + now(), a clock the parent shares)
@@ -471,7 +472,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
 			"arrived_at": js.Global().Get("performance").Get("timeOrigin").Float() + g.arrived,
 			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0, "pixels_ms": tp - t0,
-			"posted_at": g.postedAt, "relayed_at": g.relayedAt, "ahead": g.shown})
+			"posted_at": g.postedAt, "relayed_at": g.relayedAt, "ahead": g.shown, "rehearsed": warmRounds - g.warm.left})
 	}
 }
 
