@@ -42,6 +42,13 @@ func openApp(t *testing.T, query string) (*Site, *Browser) {
 	return site, b
 }
 
+// waitFirstAnswers waits until the app shows its first answers whole: the
+// error curve and a drawn heatmap (what the scrub tests start from).
+func waitFirstAnswers(b *Browser) {
+	b.t.Helper()
+	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+}
+
 // gridLabels are the grid's cell texts in order.
 func gridLabels(b *Browser) []string {
 	b.t.Helper()
@@ -263,7 +270,7 @@ func appShot(t *testing.T, b *Browser, name string) {
 func TestAppScrubLatency(t *testing.T) {
 	site, b := openApp(t, "")
 	// Let the initial curve and heatmap settle.
-	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+	waitFirstAnswers(b)
 	scrubLatency(t, b, "cold", 30, 10)
 	MustEval[bool](b, `(() => { window.haeolsTimings = {}; return true })()`)
 	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
@@ -275,7 +282,7 @@ func TestAppScrubLatency(t *testing.T) {
 	// starts with optimised code.
 	b.Navigate(site.URL + "index.html")
 	b.WaitFor(appGridDone, 90*time.Second, `document.body.innerText.slice(0, 400)`)
-	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+	waitFirstAnswers(b)
 	scrubLatency(t, b, "revisit", 30, 10)
 }
 

@@ -87,7 +87,7 @@ func TestCPUScrub(t *testing.T) {
 		t.Skip("needs Linux's /proc")
 	}
 	_, b := openApp(t, "")
-	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+	waitFirstAnswers(b)
 	for _, phase := range []string{"cold", "warm", "heatmap hidden"} {
 		switch phase {
 		case "warm":

@@ -23,7 +23,7 @@ func TestProfileScrub(t *testing.T) {
 		t.Skip("set HAEOLS_PAGE_PROFILE=file.cpuprofile to record a profile")
 	}
 	_, b := openApp(t, "")
-	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+	waitFirstAnswers(b)
 	if _, err := chromedp.Call(b.Ctx, profiler.Enable, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}

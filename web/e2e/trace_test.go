@@ -32,7 +32,7 @@ func TestTraceScrub(t *testing.T) {
 		t.Skip("HAEOLS_TRACE=1 records a trace of a cold scrub")
 	}
 	_, b := openApp(t, "")
-	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings && window.haeolsTimings.drawn`, 90*time.Second, "")
+	waitFirstAnswers(b)
 	var mu sync.Mutex
 	var events []json.RawMessage
 	done := make(chan struct{})
