@@ -170,11 +170,10 @@ type game struct {
 // warmUp is the page's rehearsal of decoding and painting a map, run when
 // the page is idle after its first maps (see rehearse).
 type warmUp struct {
-	left       int      // rounds still to run
-	msg        js.Value // the message of the maps on screen
-	r          *heatmap.Renderer
-	img        *image.RGBA
-	comp, diff []float32
+	left int      // rounds still to run
+	msg  js.Value // the message of the maps on screen
+	r    *heatmap.Renderer
+	img  *image.RGBA
 }
 
 // Rehearsal: warmRounds rounds, the first once the page has had no new
@@ -190,7 +189,7 @@ const (
 
 // rehearse runs one round of the rehearsal: it decodes the maps on
 // screen again and paints them off screen, under a view no cache holds,
-// with scratch memory of its own (nothing on screen changes). V8 runs
+// with the decoding's spare buffers (nothing on screen changes). V8 runs
 // wasm in a baseline tier first and optimises a function in the
 // background only once it has run for a while: without the rehearsal the
 // first drag of the ratio slider did both. In headless Chromium on two
@@ -212,13 +211,18 @@ func (g *game) rehearse() {
 	if err := json.Unmarshal([]byte(raw), &m); err == nil && m.Factored && m.Rows == d.Maps.Rows && m.Cols == d.Maps.Cols {
 		bufs := w.msg.Get("buffers")
 		if f, err := heatmap.DecodeFactored(m, bytesOf(bufs, "scale"), bytesOf(bufs, "inv"), bytesOf(bufs, "syn"), bytesOf(bufs, "share"), bytesOf(bufs, "source")); err == nil {
-			if n := m.Rows * m.Cols; cap(w.comp) < n {
-				w.comp = make([]float32, n)
+			// Into the buffers the next message will be decoded into
+			// (scratch until then): they are made now, at idle, rather
+			// than by the first drag's decoding, where growing the wasm
+			// memory took 13 ms of a cold scrub's first frame.
+			slot := &maps.bufs[maps.next]
+			if n := m.Rows * m.Cols; cap(slot.comp) < n {
+				slot.comp = make([]float32, n)
 			}
-			w.comp = w.comp[:m.Rows*m.Cols]
-			f.Expand(w.comp, d.Orig)
-			if wd, err := heatmap.NewData(m, d.Orig, w.comp, w.diff, bytesOf(bufs, "classes"), bytesOf(bufs, "segments")); err == nil {
-				w.diff, d = wd.Diff, wd
+			comp := slot.comp[:m.Rows*m.Cols]
+			f.Expand(comp, d.Orig)
+			if wd, err := heatmap.NewData(m, d.Orig, comp, slot.diff, bytesOf(bufs, "classes"), bytesOf(bufs, "segments")); err == nil {
+				slot.diff, d = wd.Diff, wd
 			}
 		}
 	}
@@ -234,7 +238,7 @@ func (g *game) rehearse() {
 		heatmap.DrawLabels(w.img, w.r.Labels(g.lay, d, v, nil), g.scale, heatmap.Ink)
 	}
 	if w.left == 0 {
-		*w = warmUp{} // the scratch memory goes
+		*w = warmUp{} // its renderer and image go
 	}
 }
 
@@ -592,7 +596,7 @@ func shown(m js.Value, seq int) js.Value {
 // ring holds the float buffers of the last messages: decoding reuses the
 // older instead of allocating three maps per message. Two: the map on
 // screen and the one being decoded (Update decodes, so nothing else holds
-// one).
+// one; between two decodes the rehearsal uses the second as scratch).
 type ring struct {
 	next int
 	bufs [2]struct{ orig, comp, diff []float32 }
