@@ -587,10 +587,11 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
 		}
 		var rr, zz float64
+		beta := beta[:ns]
 		for i := 0; i < rows; i++ {
 			var s float64
-			for t := 0; t < ns; t++ {
-				s += float64(feat[i*ns+t] * beta[t])
+			for t, f := range feat[i*ns : i*ns+ns] {
+				s += float64(f * beta[t])
 			}
 			rr += float64((s - z[i]) * (s - z[i]))
 			zz += float64(z[i] * z[i])
