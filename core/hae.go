@@ -527,6 +527,7 @@ type pendingFit struct {
 	ols        bool
 	khat, vbar []float64 // ns x d: (truncated) centroid keys, mean values
 	feat, beta []float64 // rows x ns features, ns weights
+	z          []float64 // rows: the NNLS targets (bin mass)
 	newIdx     []int     // per summary: kept index or -1
 }
 
@@ -559,9 +560,9 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 			if wsum > 0 {
 				w = float64(g.Salience[j]) / wsum
 			}
-			accumulate(khat[t*d:t*d+d], w, g.K[j*d:j*d+d])
+			kernel.AxpyWiden(khat[t*d:t*d+d], w, g.K[j*d:j*d+d])
 			if vbar != nil {
-				accumulate(vbar[t*d:t*d+d], w, g.V[j*d:j*d+d])
+				kernel.AxpyWiden(vbar[t*d:t*d+d], w, g.V[j*d:j*d+d])
 			}
 		}
 		size[t] = float64(hi - lo)
@@ -583,21 +584,9 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		feat := g.features(sc, k32, ns)
 		pf.feat = feat
 		z, _, _ := g.binTargets(sc, order, from, false)
+		pf.z = z
 		if err := sc.nnls.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
-		}
-		var rr, zz float64
-		beta := beta[:ns]
-		for i := 0; i < rows; i++ {
-			var s float64
-			for t, f := range feat[i*ns : i*ns+ns] {
-				s += float64(f * beta[t])
-			}
-			rr += float64((s - z[i]) * (s - z[i]))
-			zz += float64(z[i] * z[i])
-		}
-		if zz > 0 {
-			f.residual = math.Sqrt(rr / zz)
 		}
 	} else {
 		copy(beta, size)
@@ -621,24 +610,6 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 	return f, nil
 }
 
-// accumulate sets dst[c] += w*x[c] in float64 for c < len(x), four
-// elements per step (each element gets the same one rounded product and
-// sum).
-func accumulate(dst []float64, w float64, x []float32) {
-	dst = dst[:len(x)]
-	c := 0
-	for ; c+4 <= len(x); c += 4 {
-		d, s := dst[c:c+4:c+4], x[c:c+4:c+4]
-		d[0] += float64(w * float64(s[0]))
-		d[1] += float64(w * float64(s[1]))
-		d[2] += float64(w * float64(s[2]))
-		d[3] += float64(w * float64(s[3]))
-	}
-	for ; c < len(x); c++ {
-		dst[c] += float64(w * float64(x[c]))
-	}
-}
-
 // finish computes the pending values of f: the pseudoinverse fit to the
 // bin's weighted values (ols) or the mean values, the kept summaries'
 // keys, values and biases, and the SVD of the values.
@@ -652,6 +623,7 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	vhat := sc.f64.take(ns * d)
 	if pf.ols {
 		feat := pf.feat
+		f.residual = fitResidual(feat, rows, ns, beta, pf.z)
 		var y []float64
 		_, y, f.exact = g.binTargets(sc, pf.order, pf.from, true)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
@@ -703,6 +675,25 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	to32(f.values, vals)
 	f.pending = nil
 	return nil
+}
+
+// fitResidual returns ||F beta - z|| / ||z|| for the rows x ns features F
+// (0 when z = 0).
+func fitResidual(feat []float64, rows, ns int, beta, z []float64) float64 {
+	var rr, zz float64
+	beta = beta[:ns]
+	for i := 0; i < rows; i++ {
+		var s float64
+		for t, f := range feat[i*ns : i*ns+ns] {
+			s += float64(f * beta[t])
+		}
+		rr += float64((s - z[i]) * (s - z[i]))
+		zz += float64(z[i] * z[i])
+	}
+	if zz == 0 {
+		return 0
+	}
+	return math.Sqrt(rr / zz)
 }
 
 // features returns the summary features F[i,t] = exp(scale q_i . k_t -

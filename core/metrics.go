@@ -185,15 +185,13 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 	wts := sc.f32.take(w * nc)
 	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
 	for i := 0; i < w; i++ {
-		row, mu := wts[i*nc:i*nc+nc], g.Mu[hi*w+i]
-		for k, x := range row {
-			if c.Bias != nil {
-				x += c.Bias[k]
-			}
-			if row[k] = kernel.Exp32(x - mu); math.IsInf(float64(row[k]), 0) {
-				return false
+		row := wts[i*nc : i*nc+nc]
+		if c.Bias != nil {
+			for k, b := range c.Bias[:len(row)] {
+				row[k] += b
 			}
 		}
+		kernel.ExpShift(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
 	}
 	sv := sc.f32.take(w * d) // sum_k w_k Vhat_k, as attention sums it
 	kernel.MatMul(sv, wts, w, nc, c.Values, d)
@@ -205,7 +203,7 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 		for _, x := range wts[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
-		if !(den > 0) {
+		if !(den > 0) || math.IsInf(den, 0) {
 			return false
 		}
 		for e := 0; e < d; e++ {
@@ -249,9 +247,7 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 			}
 			m = max(m, row[k])
 		}
-		for k, x := range row {
-			row[k] = kernel.Exp32(x - m)
-		}
+		kernel.ExpShift(row, row, m)
 		shift[i] = m
 	}
 	sv := sc.f32.take(t * d) // sum_k w_k Vhat_k, as attention sums it

@@ -10,9 +10,11 @@ import "math"
 // TestElementwiseMatch checks every result bit for bit against Exp32 and
 // Log32, on both paths.
 
-// expShift sets dst[j] = Exp32(src[j] - mx) (dst may alias src) and returns
-// the sum of the dst[j] in index order.
-func expShift(dst, src []float32, mx float32) float32 {
+// ExpShift sets dst[j] = Exp32(src[j] - mx) for j < len(dst) (dst may alias
+// src) and returns the float32 sum of the dst[j] in index order: the
+// exponentials of a softmax row, four at a time on amd64, the same bits
+// everywhere.
+func ExpShift(dst, src []float32, mx float32) float32 {
 	src = src[:len(dst)]
 	var s float32
 	j := 0
@@ -28,7 +30,7 @@ func expShift(dst, src []float32, mx float32) float32 {
 	return expShiftGo(dst[j:], src[j:], mx, s)
 }
 
-// expShiftGo is the portable expShift, adding to s.
+// expShiftGo is the portable ExpShift, adding to s.
 func expShiftGo(dst, src []float32, mx, s float32) float32 {
 	src = src[:len(dst)]
 	for j, x := range src {

@@ -158,7 +158,7 @@ func TestLog32Special(t *testing.T) {
 }
 
 // TestElementwiseMatch checks the written-out copies of Exp32 and Log32 in
-// expShift and xlogxTo bit for bit against the functions, over the whole
+// ExpShift and xlogxTo bit for bit against the functions, over the whole
 // range of arguments (every 4099th float32 bit pattern, both signs, and the
 // special values).
 func TestElementwiseMatch(t *testing.T) {
@@ -170,17 +170,17 @@ func TestElementwiseMatch(t *testing.T) {
 		expMin, expMax, minNorm, math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()))
 	e := make([]float32, len(xs))
 	for _, mx := range []float32{0, 3, -50} {
-		sum := expShift(e, xs, mx)
+		sum := ExpShift(e, xs, mx)
 		var want float32
 		for j, x := range xs {
 			w := Exp32(x - mx)
 			want += w
 			if !sameFloat(e[j], w) {
-				t.Fatalf("expShift(%g - %g) = %g (%#x), Exp32 %g (%#x)", x, mx, e[j], math.Float32bits(e[j]), w, math.Float32bits(w))
+				t.Fatalf("ExpShift(%g - %g) = %g (%#x), Exp32 %g (%#x)", x, mx, e[j], math.Float32bits(e[j]), w, math.Float32bits(w))
 			}
 		}
 		if !sameFloat(sum, want) {
-			t.Fatalf("expShift sum %g, want %g", sum, want)
+			t.Fatalf("ExpShift sum %g, want %g", sum, want)
 		}
 	}
 	xlogxTo(e, xs)

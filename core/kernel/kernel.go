@@ -81,7 +81,7 @@ func SoftmaxRows(dst, src []float32, m, n int, mu, sum []float32) {
 				mx = x
 			}
 		}
-		t := expShift(o, s, mx)
+		t := ExpShift(o, s, mx)
 		scaleTo(o, 1/t)
 		mu[i], sum[i] = mx, t
 	}
@@ -178,6 +178,29 @@ func RowEntropy(dst, a []float32, m, n int) {
 	}
 }
 
+// AxpyWiden adds w*float64(x[c]) to the float64 accumulator dst[c] for c
+// < len(x) (len(dst) >= len(x)): a float32 row weighted into a float64 sum,
+// each product and sum rounded once, the same bits on every platform (SSE2
+// two lanes at a time on amd64).
+func AxpyWiden(dst []float64, w float64, x []float32) {
+	dst = dst[:len(x)]
+	c := 0
+	if useAsm && len(x) >= 4 {
+		c = len(x) &^ 3
+		axpyWidenSSE(&dst[0], c, w, &x[0])
+	}
+	for ; c+4 <= len(x); c += 4 {
+		d, s := dst[c:c+4:c+4], x[c:c+4:c+4]
+		d[0] += float64(w * float64(s[0]))
+		d[1] += float64(w * float64(s[1]))
+		d[2] += float64(w * float64(s[2]))
+		d[3] += float64(w * float64(s[3]))
+	}
+	for ; c < len(x); c++ {
+		dst[c] += float64(w * float64(x[c]))
+	}
+}
+
 // MatMul sets dst = a * b for the m x n matrix a and the n x d matrix b
 // (dst is m x d). Each element is summed in the order j = 0..n-1.
 func MatMul(dst, a []float32, m, n int, b []float32, d int) {
@@ -219,7 +242,7 @@ func Features(out, q []float32, m int, k []float32, ns, d int, scale float32, mu
 	Logits(out, q, m, k, ns, d, scale)
 	for i, x := range mu {
 		row := out[i*ns : i*ns+ns]
-		expShift(row, row, x)
+		ExpShift(row, row, x)
 	}
 }
 

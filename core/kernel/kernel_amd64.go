@@ -33,3 +33,9 @@ func expShiftSSE(dst, src *float32, n int, mx float32, sum *float32) int
 //
 //go:noescape
 func xlogxSSE(dst, src *float32, n int) int
+
+// axpyWidenSSE adds w*float64(x[c]) to dst[c] for c < n (a multiple of 4),
+// two lanes at a time, each product and sum rounded once.
+//
+//go:noescape
+func axpyWidenSSE(dst *float64, n int, w float64, x *float32)

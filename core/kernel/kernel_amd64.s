@@ -583,3 +583,32 @@ lloop:
 ldone2:
 	MOVQ AX, ret+24(FP)
 	RET
+
+// func axpyWidenSSE(dst *float64, n int, w float64, x *float32)
+// dst[c] += w*float64(x[c]) for c < n (a multiple of 4): CVTPS2PD, MULPD,
+// ADDPD, each rounded as the Go loop rounds it.
+TEXT ·axpyWidenSSE(SB), NOSPLIT, $0-32
+	MOVQ     dst+0(FP), DI
+	MOVQ     n+8(FP), CX
+	MOVSD    w+16(FP), X8
+	UNPCKLPD X8, X8
+	MOVQ     x+24(FP), SI
+	SHRQ     $2, CX
+	JZ       wdone
+wloop:
+	CVTPS2PD (SI), X0
+	CVTPS2PD 8(SI), X1
+	MULPD    X8, X0
+	MULPD    X8, X1
+	MOVUPD   (DI), X2
+	MOVUPD   16(DI), X3
+	ADDPD    X0, X2
+	ADDPD    X1, X3
+	MOVUPD   X2, (DI)
+	MOVUPD   X3, 16(DI)
+	ADDQ     $16, SI
+	ADDQ     $32, DI
+	DECQ     CX
+	JNZ      wloop
+wdone:
+	RET

@@ -24,3 +24,8 @@ func expShiftSSE(dst, src *float32, n int, mx float32, sum *float32) int {
 func xlogxSSE(dst, src *float32, n int) int {
 	panic("kernel: no assembly kernels on this platform")
 }
+
+// axpyWidenSSE is never called when useAsm is false.
+func axpyWidenSSE(dst *float64, n int, w float64, x *float32) {
+	panic("kernel: no assembly kernels on this platform")
+}

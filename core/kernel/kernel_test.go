@@ -744,3 +744,36 @@ func TestAxpy2Bounds(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpyWiden checks AxpyWiden bit for bit against the scalar definition
+// dst[c] += float64(w * float64(x[c])) at lengths around the four-element
+// blocks, with weights and values over many magnitudes, and that it leaves
+// dst past len(x) alone.
+func TestAxpyWiden(t *testing.T) {
+	r := &rng{7}
+	for _, tc := range []struct {
+		n int
+		w float64
+	}{
+		{0, 1}, {1, 0.5}, {3, -2.25}, {4, 1e-30}, {5, 3.7}, {8, -1}, {63, 0.013}, {64, 1e30}, {65, -7e-3},
+	} {
+		x := r.vec(tc.n)
+		for i := range x {
+			x[i] *= float32(math.Ldexp(1, i%40-20))
+		}
+		dst := make([]float64, tc.n+3)
+		for i := range dst {
+			dst[i] = float64(r.vec(1)[0])
+		}
+		want := append([]float64(nil), dst...)
+		for c, v := range x {
+			want[c] += float64(tc.w * float64(v))
+		}
+		AxpyWiden(dst, tc.w, x)
+		for i := range dst {
+			if math.Float64bits(dst[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("n=%d w=%g: dst[%d] = %v, want %v", tc.n, tc.w, i, dst[i], want[i])
+			}
+		}
+	}
+}

@@ -125,7 +125,7 @@ func (p *Partial) addOwned(i int, row, v []float32) {
 		return
 	}
 	mx = p.rescale(i, mx)
-	p.Sum[i] += expShift(row, row, mx)
+	p.Sum[i] += ExpShift(row, row, mx)
 	axpy(p.Acc[i*p.D:i*p.D+p.D], row, nil, v, p.D)
 }
 
@@ -156,7 +156,7 @@ func (p *Partial) addRow(i int, row []float32, idx []int32, v []float32) {
 		t1 := min(t0+expChunk, cnt)
 		e := buf[:t1-t0]
 		if idx == nil {
-			sum += expShift(e, row[t0:t1], mx)
+			sum += ExpShift(e, row[t0:t1], mx)
 			axpy(acc, e, nil, v[t0*d:], d)
 			continue
 		}
@@ -164,7 +164,7 @@ func (p *Partial) addRow(i int, row []float32, idx []int32, v []float32) {
 		for t, j := range ids {
 			e[t] = row[j]
 		}
-		sum += expShift(e, e, mx)
+		sum += ExpShift(e, e, mx)
 		axpy(acc, e, ids, v, d)
 	}
 	p.Sum[i] = sum
