@@ -81,7 +81,7 @@ type NNLSWorkspace struct {
 	y          []float64 // solution of the scaled problem
 	zz         []float64 // passive-set least-squares solution
 	perm       []int     // column of A at each position of w
-	rej        []bool    // per column of A: refused in this outer iteration
+	rej        []bool    // per position: refused in this outer iteration
 	iters      int       // columns entered in the last solve
 	drops      int       // columns dropped from the passive set in the last solve
 	rejections int       // entering columns refused by the safeguards in the last solve
@@ -316,7 +316,7 @@ func (ws *NNLSWorkspace) fold(w, blk []float64, nb, c int) {
 // columns that can change.
 func (ws *NNLSWorkspace) lawsonHanson(w []float64, r, m, n int, bnorm float64) error {
 	c := n + 1
-	norm := ws.norm[:n]
+	norm := ws.norm[:n] // by position, permuted with the columns
 	g := ws.g[:n]
 	y := ws.y[:n]
 	zz := ws.zz[:n]
@@ -361,13 +361,15 @@ outer:
 		for {
 			q = -1
 			best := 0.0
-			for k := p; k < n; k++ {
-				j := perm[k]
-				if rej[j] || norm[j] == 0 || !(g[k] > gradTol*norm[j]) {
+			gk, nk, rk := g[p:n], norm[p:n], rej[p:n]
+			nk, rk = nk[:len(gk)], rk[:len(gk)]
+			for k, gv := range gk {
+				nv := nk[k]
+				if rk[k] || nv == 0 || !(gv > gradTol*nv) {
 					continue
 				}
-				if r := g[k] / norm[j]; r > best {
-					best, q = r, k
+				if r := gv / nv; r > best {
+					best, q = r, p+k
 				}
 			}
 			if q < 0 {
@@ -379,8 +381,10 @@ outer:
 			}
 			alpha = w[p*c+q]
 			ss := 0.0
-			for i := p + 1; i < r; i++ {
-				t := w[i*c+q]
+			v := ws.v[:r-p-1] // the column below row p, then the reflector
+			for i := range v {
+				t := w[(p+1+i)*c+q]
+				v[i] = t
 				ss += float64(t * t)
 			}
 			beta, tau = alpha, 0
@@ -388,8 +392,8 @@ outer:
 				beta = -math.Copysign(math.Sqrt(float64(alpha*alpha)+ss), alpha)
 				tau = (beta - alpha) / beta
 			}
-			if !(math.Abs(beta) > nnlsDepTol*eps*norm[perm[q]]) {
-				rej[perm[q]] = true // numerically dependent on the passive set
+			if !(math.Abs(beta) > nnlsDepTol*eps*norm[q]) {
+				rej[q] = true // numerically dependent on the passive set
 				ws.rejections++
 				continue
 			}
@@ -398,14 +402,13 @@ outer:
 			zp := w[p*c+n]
 			if tau != 0 {
 				scal := 1 / (alpha - beta)
-				v := ws.v[:r-p-1]
-				for i := range v {
-					v[i] = float64(w[(p+1+i)*c+q] * scal)
+				for i, t := range v {
+					v[i] = float64(t * scal)
 				}
 				zp = reflectedHead(w, c, p, v, tau)
 			}
 			if !(zp/beta > 0) {
-				rej[perm[q]] = true
+				rej[q] = true
 				ws.rejections++
 				continue
 			}
@@ -422,6 +425,7 @@ outer:
 				w[i*c+p], w[i*c+q] = w[i*c+q], w[i*c+p]
 			}
 			perm[p], perm[q] = perm[q], perm[p]
+			norm[p], norm[q] = norm[q], norm[p]
 			g[p], g[q] = g[q], g[p]
 		}
 		if tau != 0 {
@@ -532,6 +536,9 @@ func (ws *NNLSWorkspace) removePassive(w []float64, c, p, l int) {
 		t := perm[l]
 		copy(perm[l:p-1], perm[l+1:p])
 		perm[p-1] = t
+		nl := ws.norm[l]
+		copy(ws.norm[l:p-1], ws.norm[l+1:p])
+		ws.norm[p-1] = nl
 	}
 	for k := l; k < p-1; k++ {
 		// Column k has a subdiagonal entry in row k+1.
