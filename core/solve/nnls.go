@@ -450,15 +450,19 @@ outer:
 		// Inner loop: move toward the passive-set least-squares solution,
 		// dropping columns whose coefficient would turn non-positive.
 		for {
+			// Back substitution by columns: each solved coefficient is
+			// taken out of the rows above at once (independent updates,
+			// where the row-by-row sums are one chain of dependent
+			// subtractions).
+			for l := range p {
+				zz[l] = w[l*c+n]
+			}
 			for l := p - 1; l >= 0; l-- {
-				row := w[l*c : l*c+c]
-				sum := row[n]
-				rk := row[l+1 : p]
-				zk := zz[l+1 : l+1+len(rk)]
-				for k, t := range rk {
-					sum -= float64(t * zk[k])
+				zl := zz[l] / w[l*c+l]
+				zz[l] = zl
+				for i := range l {
+					zz[i] -= float64(w[i*c+l] * zl)
 				}
-				zz[l] = sum / row[l]
 			}
 			feasible := true
 			for _, v := range zz[:p] {
