@@ -449,6 +449,7 @@ outer:
 
 		// Inner loop: move toward the passive-set least-squares solution,
 		// dropping columns whose coefficient would turn non-positive.
+		pin := p
 		for {
 			// Back substitution by columns: each solved coefficient is
 			// taken out of the rows above at once (independent updates,
@@ -475,6 +476,9 @@ outer:
 				for l, v := range zz[:p] {
 					y[perm[l]] = v
 				}
+				if p < pin {
+					ws.dropGradient(w, r, c, p, pin)
+				}
 				break
 			}
 			step, lim := 0.0, -1
@@ -497,11 +501,33 @@ outer:
 					y[j] = 0
 					ws.removePassive(w, c, p, l)
 					ws.drops++
-					stale = true
 					p--
 				}
 			}
 		}
+	}
+}
+
+// dropGradient updates the gradient g[p:] after columns left the passive
+// set, which shrank from pin to p columns: rows p..pin-1 (rotated by
+// removePassive) joined the residual rows. The columns at positions >= pin
+// (the zero set before, whose rows >= pin nothing touched) gain those
+// rows' terms; the dropped columns at p..pin-1 get their gradient over
+// rows p..r-1.
+func (ws *NNLSWorkspace) dropGradient(w []float64, r, c, p, pin int) {
+	n := c - 1
+	g := ws.g[:n]
+	clear(g[p:pin])
+	for i := p; i < r; i++ {
+		zi := w[i*c+n]
+		if zi == 0 {
+			continue
+		}
+		hi := n
+		if i >= pin {
+			hi = pin // rows >= pin are already in g[pin:]
+		}
+		axpy(g[p:hi], zi, w[i*c+p:i*c+hi])
 	}
 }
 
