@@ -23,12 +23,14 @@ func BenchmarkDrag(b *testing.B) {
 		// The page's first answer (the analysis, the first plan, both
 		// neighbours prepared) comes before the drag.
 		e.Handle(proto.Request{ID: 1, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2, Maps: true, Direct: true}, nil, rc.emit, nil)
-		e.PrefetchNext()
+		for e.PrefetchNext() {
+		}
 		b.StartTimer()
 		for r := 29; r >= 10; r-- {
 			p.Ratio = float64(r) / 100
 			e.Handle(proto.Request{ID: 100 + r, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2, Maps: true, Direct: true}, nil, rc.emit, nil)
-			e.PrefetchNext()
+			for e.PrefetchNext() {
+			}
 			moves++
 		}
 	}

@@ -975,25 +975,26 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	}
 }
 
-// PrefetchNext prepares the slider positions the focused view most likely
-// needs next (the first of Prefetch's plan: the ratios one and two last
-// moves further; for a view not moved yet, both neighbouring ratios), and
-// sends their maps ahead; it reports whether it did any work. The worker
-// runs it right after a head request, without waiting for the quiet that
-// Prefetch needs: while a person drags the ratio slider, each move then
-// finds its ratio compressed, and its maps at the heatmap page, unless
-// the drag changed speed or direction. In a steady drag the next position
-// was made a move earlier, so each move costs one compression, that of
-// the position after. (The entries stay in the plan: Prefetch finds them
-// made and their maps sent.)
+// PrefetchNext prepares the next of the slider positions the focused view
+// most likely needs next (the first of Prefetch's plan: the ratios one and
+// two last moves further; for a view not moved yet, both neighbouring
+// ratios) that is not prepared yet, and sends its maps ahead; it reports
+// whether it did any work (false: all are prepared). The worker runs it
+// right after a head request, one position at a time with the queue looked
+// at in between, without waiting for the quiet that Prefetch needs: while
+// a person drags the ratio slider, each move then finds its ratio
+// compressed, and its maps at the heatmap page, unless the drag changed
+// speed or direction. In a steady drag the next position was made a move
+// earlier, so each move costs one compression, that of the position after.
+// (The entries stay in the plan: Prefetch finds them made and their maps
+// sent.)
 func (e *Engine) PrefetchNext() bool {
-	did := false
 	for _, k := range e.prefetch[:min(e.nextUnits, len(e.prefetch))] {
 		if k.params.Validate() == nil && e.prepare(k) {
-			did = true
+			return true
 		}
 	}
-	return did
+	return false
 }
 
 // prepare makes the cache k unless it is kept, and sends its maps ahead

@@ -683,6 +683,44 @@ func TestLoop(t *testing.T) {
 	}
 }
 
+// TestPrefetchNextBeforeGrid: a head request answered after HeavyDefer has
+// passed (it waited behind the load) still has both neighbouring slider
+// positions prepared before the queued grid runs, so that a first drag
+// right after the page shows its first answers finds them made.
+func TestPrefetchNextBeforeGrid(t *testing.T) {
+	q := NewQueue()
+	done := make(chan []string, 1)
+	var w *Worker
+	w = &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) {
+		if r.Op != proto.OpGrid || !r.Done {
+			return
+		}
+		// On the loop's goroutine: what was made before the grid ran.
+		var missing []string
+		for _, ratio := range []float64{0.29, 0.31} {
+			pp := defParams
+			pp.Ratio = ratio
+			if _, ok := w.E.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
+				missing = append(missing, fmt.Sprint(ratio))
+			}
+		}
+		done <- missing
+	}}
+	q.Push(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil)
+	q.Push(proto.Request{ID: 2, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1}, nil)
+	q.Push(proto.Request{ID: 3, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil)
+	time.Sleep(HeavyDefer + 10*time.Millisecond) // the head is answered after HeavyDefer
+	go w.Loop()
+	select {
+	case missing := <-done:
+		if len(missing) > 0 {
+			t.Fatalf("the grid ran before ratios %v were prepared", missing)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no grid answer in 20 s")
+	}
+}
+
 func TestDeferHeavy(t *testing.T) {
 	q := NewQueue()
 	q.Push(proto.Request{Op: proto.OpGrid}, nil)
@@ -1089,6 +1127,17 @@ func TestPrefetchNext(t *testing.T) {
 		if did := e.PrefetchNext(); did != (len(want) > 0) {
 			t.Errorf("after %v: PrefetchNext reports work %v, want %v", st.ratio, did, len(want) > 0)
 		}
+		made := 0
+		for _, r := range st.next {
+			if cached(r) {
+				made++
+			}
+		}
+		if want := min(met+1, len(st.next)); made != want {
+			t.Errorf("after %v: one call of PrefetchNext made %d of %v, want %d (one position per call)", st.ratio, made, st.next, want)
+		}
+		for e.PrefetchNext() {
+		}
 		for _, r := range st.next {
 			if !cached(r) {
 				t.Errorf("after %v: %v not prepared (prefetch plan starts %+v)", st.ratio, r, e.prefetch[0].params)
@@ -1122,7 +1171,8 @@ func TestPrefetchAheadBytes(t *testing.T) {
 		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
 	}
 	head(1)
-	e.PrefetchNext()
+	for e.PrefetchNext() {
+	}
 	if len(k.sent) != 3 || !k.sent[1].m.Ahead || !k.sent[2].m.Ahead {
 		t.Fatalf("%d maps sent, want the head's and two ahead (both neighbours of a new view)", len(k.sent))
 	}

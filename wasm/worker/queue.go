@@ -185,28 +185,36 @@ type Worker struct {
 const PrefetchIdle = 150 * time.Millisecond
 
 // Loop runs requests forever. Right after a head request it prepares the
-// slider position a drag reaches next (Engine.PrefetchNext, one unit, even
-// while grid work waits); while no request has come for PrefetchIdle it
+// slider positions a drag reaches next (Engine.PrefetchNext, one at a time,
+// head requests first, grid and curve work after them); while no request
+// has come for PrefetchIdle it
 // prefetches (see Engine.Prefetch), one unit at a time, yielding in
 // between so that a new request is seen at once.
 func (w *Worker) Loop() {
 	for {
-		heavyOK := w.Q.deferHeavy() == 0
+		// Grid and curve work waits for scrubbing to pause, and, after a
+		// head request, for PrefetchNext: a head answered late (behind a
+		// load, say) finds HeavyDefer over, and the positions a first drag
+		// reaches must not wait behind a grid and the curves.
+		heavyOK := w.Q.deferHeavy() == 0 && !w.next
 		it, ok := w.Q.take(func(op string) bool {
 			return op == proto.OpHead || proto.Barrier(op) || heavyOK
 		})
 		if !ok {
 			if w.next {
-				// Right after a head request: the slider position a drag
-				// reaches next (one unit; more waits for quiet).
-				w.next = false
+				// Right after a head request: the slider positions a drag
+				// reaches next, one at a time (a head request that comes
+				// meanwhile goes first); more waits for quiet. Then the
+				// work they held back may run.
 				if w.E.PrefetchNext() {
 					w.prefetching = true
 					if w.Yield != nil {
 						w.Yield()
 					}
-					continue
+				} else {
+					w.next = false
 				}
+				continue
 			}
 			if d := w.Q.deferHeavy(); d > 0 && w.Q.Len() > 0 {
 				w.Q.wait(d) // grid or curve work waits for scrubbing to pause
