@@ -232,7 +232,10 @@ func (g *game) rehearse() {
 	if w.img == nil || w.img.Bounds() != g.img.Bounds() {
 		w.img = image.NewRGBA(g.img.Bounds())
 	}
-	v := g.view.Zoom(1+0.25*float64(w.left+1), 0.5, 0.5)
+	// Zoomed in 1.75, 1.5, 1.25 times, then as shown: each round paints
+	// anew (the rehearsal's renderer holds no box of that view yet), and
+	// the last one takes the paths the drag's frames take.
+	v := g.view.Zoom(1+0.25*float64(w.left), 0.5, 0.5)
 	w.r.Render(w.img, g.lay, d, v, nil)
 	for range warmLabels {
 		heatmap.DrawLabels(w.img, w.r.Labels(g.lay, d, v, nil), g.scale, heatmap.Ink)
