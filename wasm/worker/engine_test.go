@@ -684,9 +684,9 @@ func TestLoop(t *testing.T) {
 }
 
 // TestPrefetchNextBeforeGrid: a head request answered after HeavyDefer has
-// passed (it waited behind the load) still has both neighbouring slider
-// positions prepared before the queued grid runs, so that a first drag
-// right after the page shows its first answers finds them made.
+// passed (it waited behind the load) still has the two nearest slider
+// positions either way prepared before the queued grid runs, so that a
+// first drag right after the page shows its first answers finds them made.
 func TestPrefetchNextBeforeGrid(t *testing.T) {
 	q := NewQueue()
 	done := make(chan []string, 1)
@@ -697,7 +697,7 @@ func TestPrefetchNextBeforeGrid(t *testing.T) {
 		}
 		// On the loop's goroutine: what was made before the grid ran.
 		var missing []string
-		for _, ratio := range []float64{0.29, 0.31} {
+		for _, ratio := range []float64{0.28, 0.29, 0.31, 0.32} {
 			pp := defParams
 			pp.Ratio = ratio
 			if _, ok := w.E.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
@@ -1100,10 +1100,10 @@ func TestPrefetchNext(t *testing.T) {
 		next       []float64 // the positions PrefetchNext prepares, in order
 		alreadyMet int       // how many of them an earlier move prepared
 	}{
-		{0.3, []float64{0.31, 0.29}, 0},  // a new view: both neighbours
-		{0.33, []float64{0.36, 0.39}, 0}, // three steps up: one and two moves further
-		{0.31, []float64{0.29, 0.27}, 1}, // two down (0.29 is made)
-		{0.3, []float64{0.29, 0.28}, 1},  // one down
+		{0.3, []float64{0.31, 0.29, 0.32, 0.28}, 0}, // a new view: two either side
+		{0.33, []float64{0.36, 0.39}, 0},            // three steps up: one and two moves further
+		{0.31, []float64{0.29, 0.27}, 1},            // two down (0.29 is made)
+		{0.3, []float64{0.29, 0.28}, 2},             // one down (both made for the new view)
 	} {
 		id++
 		p := defParams
@@ -1173,8 +1173,8 @@ func TestPrefetchAheadBytes(t *testing.T) {
 	head(1)
 	for e.PrefetchNext() {
 	}
-	if len(k.sent) != 3 || !k.sent[1].m.Ahead || !k.sent[2].m.Ahead {
-		t.Fatalf("%d maps sent, want the head's and two ahead (both neighbours of a new view)", len(k.sent))
+	if len(k.sent) != 5 || !k.sent[1].m.Ahead || !k.sent[4].m.Ahead {
+		t.Fatalf("%d maps sent, want the head's and four ahead (two either side of a new view)", len(k.sent))
 	}
 	size := 0
 	for _, b := range k.sent[1].bufs {
