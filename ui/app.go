@@ -70,7 +70,11 @@ type Root struct {
 	curveWanted                                bool     // a curve is due after the grid pass
 	curvePending                               bool     // a curve request is out
 	// Keys of what was last asked, so unchanged views send nothing.
-	lastCurveKey, lastHeadKey, lastGridKey string
+	// What the latest head, grid and curve requests asked for (zero: ask
+	// again).
+	lastHeadKey  headKey
+	lastGridKey  gridKey
+	lastCurveKey curveKey
 
 	samplesBefore string   // the sample before a load, restored if it fails
 	localFiles    []string // local files opened this session (FilePrefix+name)
@@ -104,8 +108,12 @@ type Root struct {
 	urlDirty      bool    // the view changed meanwhile
 	urlFunc       js.Func // the interval's timer callback
 	idleFunc      js.Func // its callback
-	rehearsed     int     // rounds rehearse has run
-	rehearseFunc  js.Func // its requestIdleCallback callback
+	// Rounds rehearse has run of the head's views and of the curve chart,
+	// and whether it is running.
+	rehearsedHead, rehearsedCurve int
+	rehearsing                    bool
+	rehearsePrev                  *svgChart // the curve chart of the round before
+	rehearseFunc                  js.Func   // its requestIdleCallback callback
 
 	started  bool
 	dragOver bool
@@ -213,7 +221,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		c.Notices = append(c.Notices, c.S.Fit(r.Info.Layers, r.Info.Heads, names)...)
 		c.grids = map[string]*gridRes{}
 		c.head, c.curve = nil, nil
-		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = "", "", ""
+		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = curveKey{}, headKey{}, gridKey{}
 		c.gridQueue, c.gridMethod, c.curveWanted, c.curvePending = nil, "", false, false
 		c.refresh()
 	case proto.OpCompute:
@@ -230,7 +238,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		// everything anew.
 		c.grids = map[string]*gridRes{}
 		c.head, c.curve = nil, nil
-		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = "", "", ""
+		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = curveKey{}, headKey{}, gridKey{}
 		c.gridQueue, c.gridMethod, c.curveWanted, c.curvePending = nil, "", false, false
 		c.refresh()
 	case proto.OpGrid:
@@ -257,6 +265,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		}
 		c.head = r.Head
 		c.model = r.Head.Model
+		c.startRehearsal()
 		live = !quiet && c.scrubbing()
 		if r.Done && (r.Head.MapsDirect || r.Head.Maps != nil && bufs.Truthy()) {
 			// Direct: the maps were relayed to the heatmap page just
@@ -281,12 +290,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.curve = r.Curve
-		if c.rehearsed == 0 {
-			go func() {
-				c.Env.Lock()
-				c.rehearse()
-			}()
-		}
+		c.startRehearsal()
 	default:
 		if r.Error != "" {
 			c.ErrMsg = r.Error
@@ -367,6 +371,26 @@ func naCell() proto.Cell {
 	return proto.Cell{Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
 }
 
+// The keys of what the head, grid and curve requests asked for, compared
+// on every slider move (plain values: formatting them took reflection).
+type (
+	headKey struct {
+		layer, head int
+		method      string
+		p           proto.Params
+		panel       string
+	}
+	gridKey struct {
+		p               proto.Params
+		methods, method string
+	}
+	curveKey struct {
+		layer, head int
+		methods     string
+		p           proto.Params
+	}
+)
+
 // refresh sends the requests the current view needs and have not been
 // sent: the selected head first (fast), then the grid pass, then the curve.
 func (c *Root) refresh() {
@@ -376,7 +400,7 @@ func (c *Root) refresh() {
 		return
 	}
 	p := c.S.Params()
-	hk := fmt.Sprint(c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
+	hk := headKey{c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel}
 	if hk != c.lastHeadKey {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
@@ -387,7 +411,7 @@ func (c *Root) refresh() {
 		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
 		c.showAhead(show)
 	}
-	gk := fmt.Sprint(p, c.S.Methods, c.S.Method)
+	gk := gridKey{p, strings.Join(c.S.Methods, ","), c.S.Method}
 	if gk != c.lastGridKey {
 		c.lastGridKey = gk
 		// The primary method first, then the other compared ones.
@@ -397,7 +421,7 @@ func (c *Root) refresh() {
 	}
 	cp := p
 	cp.Ratio = 0 // the curve does not depend on the current ratio
-	ck := fmt.Sprint(c.S.Layer, c.S.Head, c.S.Methods, cp)
+	ck := curveKey{c.S.Layer, c.S.Head, strings.Join(c.S.Methods, ","), cp}
 	if ck != c.lastCurveKey {
 		c.lastCurveKey = ck
 		c.curveWanted = true
@@ -678,12 +702,12 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		case "heatmap-ready":
 			c.frameStarted = true
 			c.heatmapReset()
-			if c.lastHeadKey != "" {
+			if c.lastHeadKey != (headKey{}) {
 				// The head asked before the heatmap page ran: ask again, for
 				// maps relayed from now on (the worker then holds it as
 				// the heatmap page's and sends the neighbouring slider
 				// positions' maps ahead).
-				c.lastHeadKey = ""
+				c.lastHeadKey = headKey{}
 				c.refresh()
 			}
 		case "heatmap-error":
@@ -692,7 +716,7 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				// should hold (the two disagree on what it holds): start
 				// over and ask for the head again.
 				c.heatmapReset()
-				c.lastHeadKey = ""
+				c.lastHeadKey = headKey{}
 				c.refresh()
 				break
 			}
@@ -705,7 +729,7 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				if host := js.Global().Get("document").Call("getElementById", "heatmap-host"); host.Truthy() {
 					frame.Call("remove")
 					c.HostCreated(host)
-					c.lastHeadKey = ""
+					c.lastHeadKey = headKey{}
 					c.refresh()
 				}
 				break
@@ -860,33 +884,83 @@ const rehearseRounds = 40
 
 // rehearse builds the views that every slider move rebuilds (the probe
 // profile and the curve charts, the sentences on the stages, the head's
-// title) and throws them away, at idle moments, a few at a time,
-// rehearseRounds times per page. V8 optimises wasm code in the background
-// once it has run for a while; without this the first drag of the ratio
-// slider did it: the chart builders and the sentences were the largest
-// functions V8 compiled during a cold scrub (25-60 ms each, while the
-// scrub needed the cores). A slider move ends it (the drag runs the same
-// code). Call it holding the lock; it releases it.
+// title, and the writes that patch one curve chart into the next) and
+// throws them away, at idle moments, a few at a time, rehearseRounds times
+// per page, from the head's first answer on: the curve comes last, after
+// the grid passes, often just before a first drag, so until it is there
+// the curve chart is rehearsed on a stand-in of the same shape. V8 optimises wasm code in the background once it has run for a
+// while; without this the first drag of the ratio slider did it: the chart
+// builders and the sentences were the largest functions V8 compiled during
+// a cold scrub (25-60 ms each, while the scrub needed the cores). A slider
+// move ends it (the drag runs the same code). Call it holding the lock; it
+// releases it.
 func (c *Root) rehearse() {
 	ric := js.Global().Get("requestIdleCallback")
-	if c.rehearsed >= rehearseRounds || ric.Type() != js.TypeFunction || c.head == nil || c.curve == nil {
+	if c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds || c.head == nil || ric.Type() != js.TypeFunction {
+		c.rehearsing, c.rehearsePrev = false, nil
 		c.Env.UnlockOnly()
 		return
 	}
 	f := c.lockedFunc(&c.rehearseFunc, func() {
-		for start := now(); c.rehearsed < rehearseRounds && now()-start < 8 && c.head != nil && c.curve != nil; {
-			c.rehearsed++
-			// A neighbouring ratio each round, as a drag shows them.
-			r := math.Min(math.Max(c.S.Ratio+float64(c.rehearsed%7-3)/100, 0.01), 1)
-			_ = curveChart(c.curve, r, c.S.Method)
-			_ = c.chart("profile")
-			_ = c.Explanation()
-			_ = c.HeadTitle()
+		for start := now(); now()-start < 8 && c.head != nil; {
+			did := false
+			if c.rehearsedHead < rehearseRounds {
+				c.rehearsedHead++
+				_ = c.chart("profile")
+				_ = c.Explanation()
+				_ = c.HeadTitle()
+				did = true
+			}
+			if c.rehearsedCurve < rehearseRounds {
+				c.rehearsedCurve++
+				cv := c.curve
+				if cv == nil {
+					cv = standInCurve(c.S.Methods)
+				}
+				// A neighbouring ratio each round, as a drag shows them.
+				r := math.Min(math.Max(c.S.Ratio+float64(c.rehearsedCurve%7-3)/100, 0.01), 1)
+				ch := curveChart(cv, r, c.S.Method)
+				if prev := c.rehearsePrev; prev != nil && ch.patchable(prev) {
+					_, _ = json.Marshal(ch.patchOps(prev))
+				}
+				c.rehearsePrev = ch
+				did = true
+			}
+			if !did {
+				break
+			}
 		}
 		c.rehearse()
 	})
 	c.Env.UnlockOnly()
 	ric.Invoke(f)
+}
+
+// standInCurve is an error-vs-ratio curve of the shape the worker answers
+// (methods x CurveRatios), with made-up errors, for rehearse.
+func standInCurve(methods []string) *proto.Curve {
+	rs := CurveRatios()
+	cv := &proto.Curve{Methods: methods, Ratios: rs, Err: make([][]proto.Num, len(methods))}
+	for i := range methods {
+		cv.Err[i] = make([]proto.Num, len(rs))
+		for j, r := range rs {
+			cv.Err[i][j] = proto.Num(0.4 * (1 - r) / float64(i+1))
+		}
+	}
+	return cv
+}
+
+// startRehearsal starts rehearse unless it is running. Call it holding the
+// lock.
+func (c *Root) startRehearsal() {
+	if c.rehearsing {
+		return
+	}
+	c.rehearsing = true
+	go func() {
+		c.Env.Lock()
+		c.rehearse()
+	}()
 }
 
 // lockedFunc returns the JS callback kept in *fn, making it the first

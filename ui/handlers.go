@@ -226,7 +226,7 @@ func (c *Root) BindSlider(el js.Value, name string) {
 			c.sliderAt = now()
 			// A drag runs the code the rehearsal warms up: the rest of the
 			// rehearsal would only take the cores the drag needs.
-			c.rehearsed = rehearseRounds
+			c.rehearsedHead, c.rehearsedCurve = rehearseRounds, rehearseRounds
 			c.SetParam(name, v)
 			c.renderWhenStill()
 		}()
