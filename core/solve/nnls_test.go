@@ -256,7 +256,9 @@ func testNNLSKKT(t *testing.T) {
 
 // TestNNLSScaleInvariance checks that scaling a column of A or b by a power
 // of two scales the solution exactly (bit for bit), even at extreme scales.
-func TestNNLSScaleInvariance(t *testing.T) {
+func TestNNLSScaleInvariance(t *testing.T) { bothNNLSPaths(t, testNNLSScaleInvariance) }
+
+func testNNLSScaleInvariance(t *testing.T) {
 	rng := newRand(7)
 	const m, n = 40, 8
 	a := expFeatures(rng, m, n, 5, 0.1)
@@ -310,7 +312,9 @@ func TestNNLSScaleInvariance(t *testing.T) {
 }
 
 // TestNNLSEdgeCases covers shapes and inputs with a known answer.
-func TestNNLSEdgeCases(t *testing.T) {
+func TestNNLSEdgeCases(t *testing.T) { bothNNLSPaths(t, testNNLSEdgeCases) }
+
+func testNNLSEdgeCases(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		a    []float64
@@ -381,7 +385,9 @@ func TestNNLSErrors(t *testing.T) {
 
 // TestNNLSIterationLimit checks that the cap is enforced with a clear error
 // and that x is left feasible.
-func TestNNLSIterationLimit(t *testing.T) {
+func TestNNLSIterationLimit(t *testing.T) { bothNNLSPaths(t, testNNLSIterationLimit) }
+
+func testNNLSIterationLimit(t *testing.T) {
 	// Identity with a positive b: each column must enter, so n entries.
 	const n = 5
 	a := make([]float64, n*n)
@@ -563,7 +569,9 @@ func TestKKTCheckerDetects(t *testing.T) {
 // whose gradient is positive only through rounding try to enter. The
 // independence and positivity checks must refuse them: the solve must end
 // without hitting the iteration cap and with an optimal objective.
-func TestNNLSSafeguards(t *testing.T) {
+func TestNNLSSafeguards(t *testing.T) { bothNNLSPaths(t, testNNLSSafeguards) }
+
+func testNNLSSafeguards(t *testing.T) {
 	saved := nnlsGradTol
 	nnlsGradTol = 0
 	defer func() { nnlsGradTol = saved }()
