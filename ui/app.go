@@ -69,9 +69,8 @@ type Root struct {
 	gridMethod                                 string   // the method of the running grid request
 	curveWanted                                bool     // a curve is due after the grid pass
 	curvePending                               bool     // a curve request is out
-	// Keys of what was last asked, so unchanged views send nothing.
-	// What the latest head, grid and curve requests asked for (zero: ask
-	// again).
+	// Keys of what was last asked, so unchanged views send nothing (zero:
+	// ask again).
 	lastHeadKey  headKey
 	lastGridKey  gridKey
 	lastCurveKey curveKey
@@ -953,7 +952,7 @@ func standInCurve(methods []string) *proto.Curve {
 // startRehearsal starts rehearse unless it is running. Call it holding the
 // lock.
 func (c *Root) startRehearsal() {
-	if c.rehearsing {
+	if c.rehearsing || c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds {
 		return
 	}
 	c.rehearsing = true

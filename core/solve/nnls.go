@@ -51,8 +51,8 @@ var nnlsDirectRows = 2
 // entering column and Givens rotations per leaving column, as in Lawson and
 // Hanson (1974), chapter 23. Nothing forms A^T A, so nearly collinear columns
 // lose only cond(A), not cond(A)^2, digits. The zero set's gradient is
-// downdated as columns enter (a reflection keeps inner products) and
-// computed afresh after a column leaves and before the solve stops.
+// downdated as columns enter (a reflection keeps inner products), updated
+// as they leave, and computed afresh before the solve stops.
 //
 // Tolerances, all relative so that they do not depend on the scale of A or b:
 // the solve stops when every zero-set column j has A^T(b - A x)_j <=
@@ -333,7 +333,7 @@ func (ws *NNLSWorkspace) lawsonHanson(w []float64, r, m, n int, bnorm float64) e
 	gradTol := nnlsGradTol * eps * float64(m+c) * bnorm
 	p := 0
 	// fresh: g[p:] was computed from w in this iteration; stale: it must
-	// be. Between the two, g is downdated (see below).
+	// be. Between the two, g is downdated and updated (see below).
 	fresh, stale := false, true
 outer:
 	for {

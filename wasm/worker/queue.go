@@ -187,9 +187,8 @@ const PrefetchIdle = 150 * time.Millisecond
 // Loop runs requests forever. Right after a head request it prepares the
 // slider positions a drag reaches next (Engine.PrefetchNext, one at a time,
 // head requests first, grid and curve work after them); while no request
-// has come for PrefetchIdle it
-// prefetches (see Engine.Prefetch), one unit at a time, yielding in
-// between so that a new request is seen at once.
+// has come for PrefetchIdle it prefetches (see Engine.Prefetch), one unit
+// at a time, yielding in between so that a new request is seen at once.
 func (w *Worker) Loop() {
 	for {
 		// Grid and curve work waits for scrubbing to pause, and, after a
