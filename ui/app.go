@@ -692,6 +692,9 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 						RecordTiming("heatmap-"+k, v.Float())
 					}
 				}
+				// Whether the heatmap page had the maps decoded and
+				// painted before the move (maps ahead it prepared).
+				rec.Set("prepared", data.Get("prepared").Truthy())
 				// The heatmap page's rehearsal rounds done by then.
 				if v := data.Get("rehearsed"); v.Type() == js.TypeNumber {
 					rec.Set("rehearsed", v.Int())

@@ -770,6 +770,77 @@ func TestRenderCache(t *testing.T) {
 	}
 }
 
+// TestPrepareAdopt: a painting prepared off screen and adopted is what
+// Render copies (the crosshair drawn over it), without painting anew; one
+// that shows other data or another view is painted over; and Adopt hands
+// back the painting Render had.
+func TestPrepareAdopt(t *testing.T) {
+	const rows, cols = 40, 500
+	d1 := testData(t, rows, cols, 24)
+	d2 := testData(t, rows, cols, 24)
+	for i := range d2.Comp {
+		d2.Comp[i] *= 0.5
+	}
+	d2, err := NewData(d2.Maps, d1.Orig, d2.Comp, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2.ShareOrig(d1)
+	panels, _ := PanelsFor("all")
+	l := NewLayout(640, 400, panels, rows, cols, font7x13)
+	v := NewView(rows, cols)
+	h, _ := l.Hit(l.Boxes[0].Map.X+30, l.Boxes[0].Map.Y+10, v)
+	ro, _ := d2.Lookup(h)
+	want := func(d *Data, v View, hover *Readout) []byte {
+		fresh, _ := NewRenderer("viridis")
+		img := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+		fresh.Render(img, l, d, v, hover)
+		return img.Pix
+	}
+	r, _ := NewRenderer("viridis")
+	img := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+	r.Render(img, l, d1, v, nil)
+	first := r.base
+	p := r.Prepare(nil, l, d2, v)
+	if !p.Shows(l, d2, v) || p.Shows(l, d1, v) || p.Shows(l, d2, v.Zoom(2, 0.5, 0.5)) {
+		t.Fatalf("Shows is wrong about the prepared painting")
+	}
+	if !bytes.Equal(p.img.Pix, want(d2, v, nil)) {
+		t.Fatalf("the prepared painting differs from a fresh renderer's")
+	}
+	// Rendering d1 again still copies d1's painting: preparing d2 left it.
+	r.Render(img, l, d1, v, nil)
+	if !bytes.Equal(img.Pix, want(d1, v, nil)) {
+		t.Fatalf("preparing other data changed the painting on screen")
+	}
+	if old := r.Adopt(p); old != first {
+		t.Fatalf("Adopt handed back %p, want the painting Render made (%p)", old, first)
+	}
+	// Mark the adopted painting: Render must copy it, not paint anew.
+	p.img.Pix[0] ^= 0xff
+	r.Render(img, l, d2, v, &ro)
+	if img.Pix[0] != p.img.Pix[0] {
+		t.Fatalf("Render painted anew instead of copying the adopted painting")
+	}
+	p.img.Pix[0] ^= 0xff
+	r.Render(img, l, d2, v, &ro)
+	if !bytes.Equal(img.Pix, want(d2, v, &ro)) {
+		t.Fatalf("the adopted painting with the crosshair differs from a fresh renderer's")
+	}
+	// An adopted painting of other data, or of another view, is painted over.
+	zoom := v.Zoom(2, 0.5, 0.5)
+	for i, st := range []struct {
+		d *Data
+		v View
+	}{{d1, v}, {d2, zoom}} {
+		r.Adopt(r.Prepare(nil, l, d2, v))
+		r.Render(img, l, st.d, st.v, nil)
+		if !bytes.Equal(img.Pix, want(st.d, st.v, nil)) {
+			t.Fatalf("case %d: Render copied a painting of something else", i)
+		}
+	}
+}
+
 // TestShareOrig checks that a message whose original map equals the one
 // shown shares it (and its panel id), that one that differs does not, and
 // that a renderer reusing the shared panel's painting paints what a fresh

@@ -157,15 +157,9 @@ func FormatTick(v float64) string {
 type Renderer struct {
 	Colors *Colors
 	pool   []float32
-	// base caches the last painting without the crosshair, for the data,
-	// view and layout it shows.
-	base      *image.RGBA
-	baseData  *Data
-	baseView  View
-	baseW     int
-	baseH     int
-	baseFont  Font
-	baseBoxes []Box
+	// base is the painting Render copies: the last one it made, or the
+	// one Adopt gave it.
+	base *Painting
 	// maps caches each box's painted map: a new message whose panel holds
 	// the same values in the same memory (the original attention, which a
 	// ratio change leaves alone; see Data) is copied, not pooled again.
@@ -197,16 +191,10 @@ func NewRenderer(colormap string) (*Renderer, error) {
 func (r *Renderer) Render(img *image.RGBA, l Layout, d *Data, v View, hover *Readout) {
 	// The maps, strips and legend change with the data, the view and the
 	// layout only; hovering redraws the crosshair over a cached copy.
-	if r.base == nil || r.baseData != d || r.baseView != v || r.baseW != l.W || r.baseH != l.H ||
-		r.baseFont != l.Font || !slices.Equal(r.baseBoxes, l.Boxes) || len(r.base.Pix) != len(img.Pix) {
-		if r.base == nil || r.base.Bounds() != img.Bounds() {
-			r.base = image.NewRGBA(img.Bounds())
-		}
-		r.paintBase(r.base, l, d, v)
-		r.baseData, r.baseView, r.baseW, r.baseH, r.baseFont = d, v, l.W, l.H, l.Font
-		r.baseBoxes = append(r.baseBoxes[:0], l.Boxes...)
+	if !r.base.Shows(l, d, v) || len(r.base.img.Pix) != len(img.Pix) {
+		r.base = r.Prepare(r.base, l, d, v)
 	}
-	copy(img.Pix, r.base.Pix)
+	copy(img.Pix, r.base.img.Pix)
 	if d == nil || hover == nil {
 		return
 	}
@@ -225,6 +213,51 @@ func (r *Renderer) Render(img *image.RGBA, l Layout, d *Data, v View, hover *Rea
 			}
 		}
 	}
+}
+
+// Painting is a painting of one layout, data and view without the hover
+// crosshair: what Render copies into its image before it draws the
+// crosshair. Render keeps the last one it made; Prepare makes one off
+// screen (for maps that may be shown next) and Adopt gives it to Render.
+type Painting struct {
+	img   *image.RGBA
+	d     *Data
+	v     View
+	w, h  int
+	font  Font
+	boxes []Box
+}
+
+// Shows reports whether p is the painting of layout l, data d and view v.
+func (p *Painting) Shows(l Layout, d *Data, v View) bool {
+	return p != nil && p.img != nil && p.d == d && p.v == v && p.w == l.W && p.h == l.H &&
+		p.font == l.Font && slices.Equal(p.boxes, l.Boxes)
+}
+
+// Prepare paints layout l, data d (nil: the waiting state) and view v
+// into p, reusing its memory (a new Painting when p is nil), and returns
+// it: the painting Render would make. It updates the panel pixels r keeps
+// (see Render), so that a panel both paintings share is pooled once.
+func (r *Renderer) Prepare(p *Painting, l Layout, d *Data, v View) *Painting {
+	if p == nil {
+		p = &Painting{}
+	}
+	if p.img == nil || p.img.Bounds() != image.Rect(0, 0, l.W, l.H) {
+		p.img = image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+	}
+	r.paintBase(p.img, l, d, v)
+	p.d, p.v, p.w, p.h, p.font = d, v, l.W, l.H, l.Font
+	p.boxes = append(p.boxes[:0], l.Boxes...)
+	return p
+}
+
+// Adopt makes p the painting Render copies when it is asked for what p
+// shows, and returns the painting Render had (nil when none), whose
+// memory Prepare may reuse. p must not be prepared again while r holds it.
+func (r *Renderer) Adopt(p *Painting) *Painting {
+	old := r.base
+	r.base = p
+	return old
 }
 
 // paintBase paints everything but the hover crosshair.

@@ -32,9 +32,11 @@
 package proto
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -441,6 +443,58 @@ func (a *Ahead[V]) Get(view string) (V, bool) {
 
 // Len is how many views are held.
 func (a *Ahead[V]) Len() int { return len(a.vals) }
+
+// Nearest returns up to k of the views held whose ratios (ViewRatio) are
+// nearest ratio but not ratio itself: the maps a drag of the ratio slider
+// from ratio reaches next. Views on the side of dir (the sign of the last
+// move; 0: neither side) count at their distance, the others at twice
+// theirs; ties go to the side of dir, then to the lower ratio.
+func (a *Ahead[V]) Nearest(ratio, dir float64, k int) []string {
+	type cand struct {
+		view    string
+		r, dist float64
+		behind  bool
+	}
+	var cs []cand
+	for view := range a.vals {
+		r, ok := ViewRatio(view)
+		if !ok || r == ratio {
+			continue
+		}
+		c := cand{view: view, r: r, dist: math.Abs(r - ratio)}
+		if dir != 0 && (r-ratio)*dir < 0 {
+			c.behind, c.dist = true, 2*c.dist
+		}
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(x, y cand) int {
+		if c := cmp.Compare(x.dist, y.dist); c != 0 {
+			return c
+		}
+		if x.behind != y.behind {
+			if x.behind {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(x.r, y.r)
+	})
+	out := make([]string, 0, min(k, len(cs)))
+	for _, c := range cs[:min(k, len(cs))] {
+		out = append(out, c.view)
+	}
+	return out
+}
+
+// ViewRatio is the ratio a ViewKey ends with; false when it ends with none.
+func ViewRatio(key string) (float64, bool) {
+	i := strings.LastIndexByte(key, '@')
+	if i < 0 {
+		return 0, false
+	}
+	r, err := strconv.ParseFloat(key[i+1:], 64)
+	return r, err == nil
+}
 
 // Reset forgets everything.
 func (a *Ahead[V]) Reset() { a.prefix, a.vals = "", nil }

@@ -196,6 +196,69 @@ func TestAhead(t *testing.T) {
 	}
 }
 
+// TestAheadNearest: the views a drag reaches next, those on the side of
+// the last move first.
+func TestAheadNearest(t *testing.T) {
+	p := Params{Lambda: 0.5, Phi: 0.25, Tau: 0.95}
+	view := func(k int) string {
+		q := p
+		q.Ratio = float64(k) / 100
+		return ViewKey(1, 0, 2, "hae-ols", q, "all")
+	}
+	var a Ahead[int]
+	for _, k := range []int{10, 20, 21, 22, 23, 24, 26, 27, 28, 30} {
+		a.Put(view(k), k)
+	}
+	tests := []struct {
+		name  string
+		ratio float64
+		dir   float64
+		k     int
+		want  []int
+	}{
+		{"down", 0.25, -1, 3, []int{24, 23, 26}},
+		{"up", 0.25, 1, 3, []int{26, 27, 24}},
+		{"no direction: ties to the lower", 0.25, 0, 4, []int{24, 26, 23, 27}},
+		{"the view shown is not one", 0.24, -1, 2, []int{23, 22}},
+		{"more than held", 0.1, 1, 20, []int{20, 21, 22, 23, 24, 26, 27, 28, 30}},
+		{"none", 0.25, 1, 0, nil},
+	}
+	for _, tc := range tests {
+		got := a.Nearest(tc.ratio, tc.dir, tc.k)
+		var want []string
+		for _, k := range tc.want {
+			want = append(want, view(k))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, want)
+		}
+	}
+	var empty Ahead[int]
+	if got := empty.Nearest(0.5, 1, 3); len(got) != 0 {
+		t.Errorf("the zero Ahead: %v", got)
+	}
+}
+
+// TestViewRatio: the ratio at the end of a view key.
+func TestViewRatio(t *testing.T) {
+	tests := []struct {
+		key  string
+		want float64
+		ok   bool
+	}{
+		{ViewKey(0, 1, 2, "topk", Params{Ratio: 0.37}, ""), 0.37, true},
+		{"a/b@1", 1, true},
+		{"a/b", 0, false},
+		{"a/b@", 0, false},
+		{"a/b@x", 0, false},
+	}
+	for _, tc := range tests {
+		if r, ok := ViewRatio(tc.key); r != tc.want || ok != tc.ok {
+			t.Errorf("ViewRatio(%q) = %v, %v; want %v, %v", tc.key, r, ok, tc.want, tc.ok)
+		}
+	}
+}
+
 // TestScreenWants: a heatmap page draws newer maps of another view, and
 // maps whose age or view it cannot tell.
 func TestScreenWants(t *testing.T) {

@@ -17,12 +17,17 @@
 // the messages arrive. Relayed maps marked ahead are kept by view
 // (proto.Ahead) and drawn only when the parent posts {show: view, seq},
 // as the maps of seq; maps older than those on screen, or of the view on
-// screen, are not drawn (proto.Screen). The renderer posts to its parent:
+// screen, are not drawn (proto.Screen). The maps ahead of the slider
+// positions nearest the one on screen are decoded and painted while the
+// page is idle, so that their show message only puts the painting on
+// screen (prepStore). The renderer posts to its parent:
 //
 //	{type: "heatmap-ready"}                       once started
 //	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
 //	 arrived_at, wait_ms, paint_ms, ahead,        after drawing a new message
-//	 rehearsed}                                   (ahead: maps sent ahead;
+//	 prepared, rehearsed}                         (ahead: maps sent ahead;
+//	                                              prepared: decoded and painted
+//	                                              before their show message;
 //	                                              rehearsed: rehearsal rounds run)
 //	                                              (seq: the message's; drawn_at,
 //	                                              arrived_at: performance.timeOrigin
@@ -50,6 +55,7 @@ import (
 	"fmt"
 	"image"
 	"math"
+	"slices"
 	"sync"
 	"syscall/js"
 	"unsafe"
@@ -165,6 +171,141 @@ type game struct {
 	laterSet            bool    // a timer will ask for a frame
 	laterFunc           js.Func
 	warm                warmUp
+	prep                prepStore
+	screenMem           *bufSet // the memory of the maps on screen when they were prepared ahead
+	prepared            bool    // the maps on screen were prepared ahead
+}
+
+// prepMax is how many maps ahead the page decodes and paints before the
+// app shows them: the slider positions a drag reaches next (see
+// proto.Ahead.Nearest), two in the direction of the last move and one
+// behind. A show message of a prepared view only hands its painting to
+// the renderer; without it, decoding and painting took 8-25 ms of each
+// drawing in a cold scrub.
+const prepMax = 3
+
+// prepStore holds the maps ahead prepared for the views that may be shown
+// next, and the memory of those no longer wanted.
+type prepStore struct {
+	by      map[string]*preparedMaps
+	mem     []*bufSet
+	paint   []*heatmap.Painting
+	dir     float64 // the sign of the last change of ratio on screen
+	set     bool    // a step is scheduled
+	wanted  bool    // a step gave way to a frame: the frame schedules one
+	stepFn  js.Func
+	stepNow func()
+}
+
+// preparedMaps are maps ahead decoded and painted for the layout and view
+// on screen when they were painted.
+type preparedMaps struct {
+	bufs js.Value // the ahead message's buffers: which message this is
+	d    *heatmap.Data
+	mem  *bufSet
+	p    *heatmap.Painting
+}
+
+// free keeps mem and p (either may be nil) for later preparations.
+func (ps *prepStore) free(mem *bufSet, p *heatmap.Painting) {
+	if mem != nil {
+		ps.mem = append(ps.mem, mem)
+	}
+	if p != nil {
+		ps.paint = append(ps.paint, p)
+	}
+}
+
+// drop forgets the prepared maps of view.
+func (ps *prepStore) drop(view string) {
+	if e := ps.by[view]; e != nil {
+		delete(ps.by, view)
+		ps.free(e.mem, e.p)
+	}
+}
+
+// schedulePrep runs a preparation step in a task of its own, soon: the
+// page's thread takes messages (a show message among them) in between.
+func (g *game) schedulePrep() {
+	ps := &g.prep
+	if ps.set {
+		return
+	}
+	ps.set = true
+	if ps.stepFn.Type() != js.TypeFunction {
+		ps.stepFn = js.FuncOf(func(js.Value, []js.Value) any {
+			ps.set = false
+			g.prepStep()
+			return nil
+		})
+	}
+	js.Global().Call("setTimeout", ps.stepFn, 0)
+}
+
+// prepStep prepares one of the views a drag of the ratio slider reaches
+// next (decoding its maps ahead, or only painting them again after the
+// layout or view changed), forgets those no longer among them, and
+// schedules the next step while any is left. It gives way to a frame that
+// is due.
+func (g *game) prepStep() {
+	ps := &g.prep
+	if g.data == nil || g.img == nil {
+		return
+	}
+	if g.in.pending() || g.dirty {
+		ps.wanted = true
+		return
+	}
+	cur, ok := proto.ViewRatio(g.screen.View)
+	if !ok {
+		cur = g.data.Maps.Ratio
+	}
+	want := ahead.Nearest(cur, ps.dir, prepMax)
+	for view := range ps.by {
+		if !slices.Contains(want, view) {
+			ps.drop(view)
+		}
+	}
+	if ps.by == nil {
+		ps.by = map[string]*preparedMaps{}
+	}
+	for _, view := range want {
+		m, ok := ahead.Get(view)
+		if !ok {
+			continue
+		}
+		bufs := m.Get("buffers")
+		e := ps.by[view]
+		if e != nil && e.bufs.Equal(bufs) && e.p.Shows(g.lay, e.d, g.view) {
+			continue
+		}
+		if e == nil || !e.bufs.Equal(bufs) {
+			ps.drop(view)
+			var mem *bufSet
+			if k := len(ps.mem); k > 0 {
+				mem, ps.mem = ps.mem[k-1], ps.mem[:k-1]
+			} else {
+				mem = &bufSet{}
+			}
+			d, err := decode(m, g.data, mem)
+			if err != nil || d == nil {
+				// Not drawable now (say, its original map is gone): its
+				// show message will decode it and say why.
+				ps.free(mem, nil)
+				continue
+			}
+			e = &preparedMaps{bufs: bufs, d: d, mem: mem}
+			ps.by[view] = e
+		}
+		if e.p == nil {
+			if k := len(ps.paint); k > 0 {
+				e.p, ps.paint = ps.paint[k-1], ps.paint[:k-1]
+			}
+		}
+		e.p = g.r.Prepare(e.p, g.lay, e.d, g.view)
+		g.schedulePrep()
+		return
+	}
 }
 
 // warmUp is the page's rehearsal of decoding and painting a map, run when
@@ -378,7 +519,18 @@ func (g *game) take(msg js.Value, at float64) {
 		return // older than the maps on screen, or the same view again
 	}
 	t0 := now()
-	d, err := decode(msg, g.data)
+	if show {
+		if e := g.prep.by[view]; e != nil && e.bufs.Equal(msg.Get("buffers")) && e.p.Shows(g.lay, e.d, g.view) {
+			// Decoded and painted before the show message came.
+			delete(g.prep.by, view)
+			e.d.Maps.Seq = seq
+			g.prep.free(nil, g.r.Adopt(e.p))
+			g.show(e.d, msg, at, t0, e.mem)
+			return
+		}
+	}
+	slot := &maps.bufs[maps.next]
+	d, err := decode(msg, g.data, slot)
 	if err != nil && show {
 		// Maps ahead this page cannot draw now (their original map is
 		// gone): the worker's answer to the same move will come.
@@ -397,6 +549,22 @@ func (g *game) take(msg js.Value, at float64) {
 	if d == nil {
 		return
 	}
+	maps.next = (maps.next + 1) % len(maps.bufs)
+	g.show(d, msg, at, t0, nil)
+}
+
+// show puts the maps d of message msg (arrived at at, taken at t0) on
+// screen from the next Draw on; mem is their memory when they were
+// prepared ahead (nil: the ring's).
+func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet) {
+	view, show := envView(msg), msg.Get("shown").Truthy()
+	if r, ok := proto.ViewRatio(view); ok {
+		if old, ok := proto.ViewRatio(g.screen.View); ok && r != old {
+			g.prep.dir = math.Copysign(1, r-old)
+		}
+	}
+	g.prep.free(g.screenMem, nil)
+	g.screenMem, g.prepared = mem, mem != nil
 	g.decodeMs, g.arrived = now()-t0, at
 	// When the worker posted the maps and the app passed them on (relay
 	// messages; on the clock every page shares), for the timings.
@@ -472,6 +640,11 @@ func (g *game) Draw(screen *ebiten.Image) {
 	screen.WritePixels(g.img.Pix)
 	g.painted = true
 	g.dirty = false
+	if g.drawnMsg || g.prep.wanted {
+		// Prepare the maps a drag reaches next, after this frame.
+		g.prep.wanted = false
+		g.schedulePrep()
+	}
 	if g.drawnMsg && g.data != nil {
 		g.drawnMsg = false
 		t1 := now()
@@ -479,7 +652,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
 			"arrived_at": js.Global().Get("performance").Get("timeOrigin").Float() + g.arrived,
 			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0, "pixels_ms": tp - t0,
-			"posted_at": g.postedAt, "relayed_at": g.relayedAt, "ahead": g.shown, "rehearsed": warmRounds - g.warm.left})
+			"posted_at": g.postedAt, "relayed_at": g.relayedAt, "ahead": g.shown, "prepared": g.prepared, "rehearsed": warmRounds - g.warm.left})
 	}
 }
 
@@ -515,7 +688,7 @@ func post(msg map[string]any) {
 
 // listen receives proto.Maps messages from the parent window, starting
 // with the one heatmap.html kept while the program loaded.
-func listen(in *inbox, wake func()) {
+func listen(in *inbox, wake, prepare func()) {
 	window := js.Global().Get("window")
 	origin := window.Get("location").Get("origin").String()
 	receive := func(data js.Value) {
@@ -547,6 +720,8 @@ func listen(in *inbox, wake func()) {
 			if waiting.View == view {
 				receive(shown(data, waiting.Seq))
 				waiting = proto.Screen{}
+			} else {
+				prepare()
 			}
 		case data.Get("show").Type() == js.TypeString:
 			// The app's view changed to show (its head request seq): draw
@@ -596,13 +771,19 @@ func shown(m js.Value, seq int) js.Value {
 	return o
 }
 
+// bufSet is the memory of a decoded message's compressed and difference
+// maps. (Original maps are not reused: each is decoded once per key, and
+// the Data of that key share it.)
+type bufSet struct{ comp, diff []float32 }
+
 // ring holds the float buffers of the last messages: decoding reuses the
-// older instead of allocating three maps per message. Two: the map on
-// screen and the one being decoded (Update decodes, so nothing else holds
-// one; between two decodes the rehearsal uses the second as scratch).
+// older instead of allocating two maps per message. Two: the maps on
+// screen and the ones being decoded (Update decodes, so nothing else holds
+// one; between two decodes the rehearsal uses the second as scratch). Maps
+// prepared ahead (prepStore) have memory of their own.
 type ring struct {
 	next int
-	bufs [2]struct{ orig, comp, diff []float32 }
+	bufs [2]bufSet
 }
 
 var maps ring
@@ -662,12 +843,15 @@ func (k missingError) Error() string {
 	return fmt.Sprintf("maps of %q came without their original map, which this page does not hold", string(k))
 }
 
-// decode reads {json, buffers, key} into Data; other messages give nil,
-// nil. A message without buffer "orig" takes its key's unchanging part
-// (original map, token texts, needles) from the maps on screen (prev) or
-// from statics. When the original map equals that of prev, the new Data
-// shares prev's (Data.ShareOrig), so that its painting is reused.
-func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
+// decode reads {json, buffers, key} into Data, its compressed and
+// difference maps into slot's memory; other messages give nil, nil. A
+// message without buffer "orig" takes its key's unchanging part (original
+// map, token texts, needles) from the maps on screen (prev) or from
+// statics. When the original map equals that of prev, the new Data shares
+// prev's (Data.ShareOrig), so that its painting is reused. An original map
+// is never written once decoded: Data on screen and Data prepared ahead
+// may share it.
+func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error) {
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
 		return nil, nil
 	}
@@ -690,9 +874,9 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 		return heatmap.NewData(m, nil, nil, nil, nil, nil)
 	}
 	n := m.Rows * m.Cols
-	slot := &maps.bufs[maps.next]
 	var err error
-	orig, origBuf := slot.orig, get("orig")
+	var orig []float32
+	origBuf := get("orig")
 	if origBuf.Type() != js.TypeObject && key != "" {
 		if prev != nil && prev.Key == key && len(prev.Orig) == n {
 			orig = prev.Orig
@@ -709,10 +893,9 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 		}
 	}
 	if origBuf.Type() == js.TypeObject || key == "" {
-		if orig, err = floatsFrom("orig", origBuf, slot.orig, n); err != nil {
+		if orig, err = floatsFrom("orig", origBuf, nil, n); err != nil {
 			return nil, err
 		}
-		slot.orig = orig
 	}
 	if m.Factored {
 		f, err := heatmap.DecodeFactored(m, bytesOf("scale"), bytesOf("inv"), bytesOf("syn"), bytesOf("share"), bytesOf("source"))
@@ -733,14 +916,7 @@ func decode(v js.Value, prev *heatmap.Data) (*heatmap.Data, error) {
 	}
 	d.Key = key
 	slot.diff = d.Diff
-	if d.ShareOrig(prev) {
-		// prev's original map (in the other slot) is d's now: move it into
-		// d's slot, so that the next message, decoded into the other slot,
-		// does not write over it.
-		other := &maps.bufs[(maps.next+1)%len(maps.bufs)]
-		slot.orig, other.orig = other.orig, slot.orig
-	}
-	maps.next = (maps.next + 1) % len(maps.bufs)
+	d.ShareOrig(prev)
 	return d, nil
 }
 
@@ -754,7 +930,7 @@ func main() {
 	}
 	g := &game{in: &inbox{msg: js.Undefined()}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}, warm: warmUp{left: warmRounds}}
 	g.panels, _ = heatmap.PanelsFor("all")
-	listen(g.in, g.wake)
+	listen(g.in, g.wake, g.schedulePrep)
 	ebiten.SetScreenClearedEveryFrame(false)
 	// Update and Draw only when something happens (input, new maps, a
 	// resize), not 60 times a second: every ebiten frame reads the page's

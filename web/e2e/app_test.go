@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -468,6 +472,67 @@ func TestAppChartsPatched(t *testing.T) {
 	}
 	if patched.Curve != fresh.Curve {
 		t.Errorf("patched curve differs from a fresh page's:\npatched %.600s\nfresh   %.600s", patched.Curve, fresh.Curve)
+	}
+}
+
+// TestHeatmapPrepared: maps the heatmap page decoded and painted before
+// their slider move (wasm/heatmap's prepStore) are drawn, and the drawing
+// is the one a fresh page makes of the same view, pixel for pixel.
+func TestHeatmapPrepared(t *testing.T) {
+	site, b := openApp(t, "")
+	waitFirstAnswers(b)
+	// Once the worker has sent every slider position's maps ahead, the
+	// heatmap page prepares the positions next to the one on screen.
+	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	prepared := false
+	ratio := 0.30
+	for i := 0; i < 6 && !prepared; i++ {
+		ratio -= 0.01
+		r := fmt.Sprintf("%.2f", ratio)
+		MustEval[bool](b, `(() => { window.haeolsTimings = {}; return true })()`)
+		setSlider(b, "ratio", ratio)
+		b.WaitFor(fmt.Sprintf(`document.getElementById("head-title").textContent.includes("ratio %s") && (window.haeolsTimings.draws || []).length > 0`, strings.TrimRight(strings.TrimRight(r, "0"), ".")),
+			30*time.Second, `JSON.stringify(window.haeolsTimings)`)
+		time.Sleep(1500 * time.Millisecond) // the next positions get prepared
+		prepared = MustEval[bool](b, `window.haeolsTimings.draws.at(-1).prepared === true`)
+		t.Logf("move to %s: drawing %s", r, MustEval[string](b, `JSON.stringify(window.haeolsTimings.draws.at(-1))`))
+	}
+	if !prepared {
+		t.Fatalf("no drawing in 6 moves on an idle page came from prepared maps")
+	}
+	shot := func(name string) *image.RGBA {
+		t.Helper()
+		buf, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#heatmap-frame"))
+		if err != nil {
+			t.Fatalf("screenshot of the heatmap: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(ArtifactsDir(), name+".png"), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(buf))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		rgba := image.NewRGBA(img.Bounds())
+		draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
+		return rgba
+	}
+	a := shot("heatmap-prepared")
+	q := MustEval[string](b, `location.search`)
+	b.Navigate(site.URL + "index.html" + q)
+	waitFirstAnswers(b)
+	time.Sleep(1500 * time.Millisecond)
+	fresh := shot("heatmap-fresh")
+	if a.Bounds() != fresh.Bounds() {
+		t.Fatalf("the heatmap is %v after the moves and %v on a fresh page", a.Bounds(), fresh.Bounds())
+	}
+	if diff := 0; !bytes.Equal(a.Pix, fresh.Pix) {
+		for i := 0; i < len(a.Pix); i += 4 {
+			if !bytes.Equal(a.Pix[i:i+4], fresh.Pix[i:i+4]) {
+				diff++
+			}
+		}
+		t.Errorf("the drawing of prepared maps differs from a fresh page's in %d of %d pixels (artifacts heatmap-prepared.png, heatmap-fresh.png)", diff, len(a.Pix)/4)
 	}
 }
 
