@@ -111,26 +111,29 @@ func (c *Cache) keepExact(pos []int32, cl Class) {
 	c.Exact = append(c.Exact, pos...)
 }
 
-// finishExact sorts Exact, sets All when every token is exact, and counts
-// the exact tokens' bits.
+// finishExact puts Exact in position order (the positions whose class is
+// exact: a scan of Class, not a sort), sets All when every token is exact,
+// and counts the exact tokens' bits.
 func (c *Cache) finishExact() {
-	sortInt32(c.Exact)
-	if len(c.Exact) == c.Budget.N {
-		c.All, c.Exact = true, nil
-	}
+	ex := c.Exact[:0]
 	n := 0
-	for _, cl := range c.Class {
+	for j, cl := range c.Class {
 		switch cl {
 		case Sink:
 			c.Stages.Sinks++
-			n++
 		case Recent:
 			c.Stages.Recent++
-			n++
 		case Anchor:
 			c.Stages.Anchors++
-			n++
+		default:
+			continue
 		}
+		ex = append(ex, int32(j))
+		n++
+	}
+	c.Exact = ex
+	if n == c.Budget.N {
+		c.All, c.Exact = true, nil
 	}
 	c.Stages.ExactBits = int64(n) * c.Budget.SlotBits
 	c.Bits = c.Stages.ExactBits + c.Stages.SummaryBits

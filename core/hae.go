@@ -378,8 +378,8 @@ type binPlan struct {
 func (g *Group) planBin(sc *scratch, order *binOrder, nAnchors, ns int, tau float64, ols bool, avail int64) (*binPlan, error) {
 	ordered := order.idx
 	nAnchors = max(0, min(nAnchors, len(ordered)))
-	pl := &binPlan{anchors: topK(ordered, nAnchors)}
-	pl.bin = topK(ordered[nAnchors:], len(ordered)-nAnchors)
+	pl := &binPlan{}
+	pl.anchors, pl.bin = splitTop(ordered, nAnchors)
 	ns = min(ns, len(pl.bin))
 	if ns == 0 {
 		return pl, nil
@@ -703,14 +703,14 @@ func fitResidual(feat []float64, rows, ns int, beta, z []float64) float64 {
 // g's accelerator (within its tolerance of that).
 func (g *Group) features(sc *scratch, k []float32, ns int) []float64 {
 	rows, d := g.Rows, g.D
-	f32 := sc.f32.take(rows * ns)
+	f32 := sc.f32.takeSet(rows * ns) // Features sets every element
 	if acc := g.acc(); acc == nil || acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu) != nil {
 		if acc != nil {
 			g.dropAccel()
 		}
 		kernel.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu)
 	}
-	feat := sc.f64.take(rows * ns)
+	feat := sc.f64.takeSet(rows * ns)
 	for i, x := range f32 {
 		feat[i] = float64(x)
 	}

@@ -182,7 +182,7 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 	}
 	ex := c.exactShare.cal
 	w, d, nc := g.W, g.D, c.C
-	wts := sc.f32.take(w * nc)
+	wts := sc.f32.takeSet(w * nc) // Logits sets every element
 	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
 	for i := 0; i < w; i++ {
 		row := wts[i*nc : i*nc+nc]
@@ -193,9 +193,9 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 		}
 		kernel.ExpShift(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
 	}
-	sv := sc.f32.take(w * d) // sum_k w_k Vhat_k, as attention sums it
+	sv := sc.f32.takeSet(w * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
 	kernel.MatMul(sv, wts, w, nc, c.Values, d)
-	res := sc.f64.take(w * d)
+	res := sc.f64.takeSet(w * d)
 	for i := 0; i < w; i++ {
 		gi := hi*w + i
 		rs := float64(g.RowSum[gi])
@@ -235,7 +235,7 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 	t, d, nc := g.T, g.D, c.C
 	pr := g.Probes[hi]
 	_, pm, pz := g.probeSoftmax()
-	syn := sc.f32.take(t * nc)
+	syn := sc.f32.takeSet(t * nc) // Logits sets every element
 	kernel.Logits(syn, pr.Q, t, c.Keys, nc, d, g.Scale)
 	shift := sc.f32.take(t)
 	for i := 0; i < t; i++ {
@@ -250,9 +250,9 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 		kernel.ExpShift(row, row, m)
 		shift[i] = m
 	}
-	sv := sc.f32.take(t * d) // sum_k w_k Vhat_k, as attention sums it
+	sv := sc.f32.takeSet(t * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
 	kernel.MatMul(sv, syn, t, nc, c.Values, d)
-	res := sc.f64.take(t * d)
+	res := sc.f64.takeSet(t * d)
 	for i := 0; i < t; i++ {
 		gi := hi*t + i
 		m := shift[i]

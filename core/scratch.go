@@ -43,12 +43,21 @@ const minArena = 1 << 12
 // replaces it (the pieces already taken keep the old one), so after a few
 // calls of the same shape every take is served from one buffer.
 func (a *arena[T]) take(n int) []T {
+	s := a.takeSet(n)
+	clear(s)
+	return s
+}
+
+// takeSet is take without the zeroing, for memory its caller sets in full
+// before it reads any of it (the output of a kernel that sets every
+// element, or of a loop over all of it): it may hold an earlier call's
+// values.
+func (a *arena[T]) takeSet(n int) []T {
 	if a.used+n > len(a.buf) {
 		a.buf = make([]T, max(2*len(a.buf), a.used+n, minArena))
 		a.used = 0
 	}
 	s := a.buf[a.used : a.used+n : a.used+n]
 	a.used += n
-	clear(s)
 	return s
 }

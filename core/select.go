@@ -68,6 +68,36 @@ func byScore(pos []int32, score []float64) []int32 {
 	return out
 }
 
+// splitTop returns topK(ordered, k) and the rest of ordered, both
+// ascending by position, from one marking of the (distinct) positions.
+func splitTop(ordered []int32, k int) (top, rest []int32) {
+	k = max(0, min(k, len(ordered)))
+	if len(ordered) == 0 {
+		return []int32{}, []int32{}
+	}
+	lo, hi := ordered[0], ordered[0]
+	for _, j := range ordered {
+		lo, hi = min(lo, j), max(hi, j)
+	}
+	mark := make([]uint8, int(hi-lo)+1)
+	for i, j := range ordered {
+		mark[j-lo] = 2
+		if i < k {
+			mark[j-lo] = 1
+		}
+	}
+	top, rest = make([]int32, 0, k), make([]int32, 0, len(ordered)-k)
+	for i, m := range mark {
+		switch m {
+		case 1:
+			top = append(top, lo+int32(i))
+		case 2:
+			rest = append(rest, lo+int32(i))
+		}
+	}
+	return top, rest
+}
+
 // topK returns the k best of ordered (as from byScore), ascending by position.
 func topK(ordered []int32, k int) []int32 {
 	k = max(0, min(k, len(ordered)))
