@@ -579,7 +579,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		// Features F[i,t] = exp(scale q_i . khat_t - mu_i), with the logits
 		// from the float32 kernel on the float32 keys that will be stored:
 		// exactly the logits attention will compute for the summaries.
-		k32 := sc.f32.take(ns * d)
+		k32 := sc.f32.takeSet(ns * d) // to32 sets every element
 		to32(k32, khat)
 		feat := g.features(sc, k32, ns)
 		pf.feat = feat
@@ -636,7 +636,7 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 			}
 		}
 		if nl := len(live); nl > 0 {
-			gm := sc.f64.take(rows * nl)
+			gm := sc.f64.takeSet(rows * nl)
 			for i := 0; i < rows; i++ {
 				for c, t := range live {
 					gm[i*nl+c] = feat[i*ns+t] * beta[t]
@@ -655,8 +655,9 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	}
 
 	newIdx := pf.newIdx
-	keys := sc.f64.take(f.kept * d)
-	vals := sc.f64.take(f.kept * d)
+	// newIdx numbers the kept summaries 0..kept-1: every row is set.
+	keys := sc.f64.takeSet(f.kept * d)
+	vals := sc.f64.takeSet(f.kept * d)
 	f.bias = make([]float32, f.kept)
 	for t := 0; t < ns; t++ {
 		if k := newIdx[t]; k >= 0 {
