@@ -172,8 +172,9 @@ type game struct {
 	laterFunc           js.Func
 	warm                warmUp
 	prep                prepStore
-	screenMem           *bufSet // the memory of the maps on screen when they were prepared ahead
-	prepared            bool    // the maps on screen were prepared ahead
+	screenMem           *bufSet  // the memory of the maps on screen when they were prepared ahead
+	screenBufs          js.Value // the buffers of their message
+	prepared            bool     // the maps on screen were prepared ahead
 }
 
 // prepMax is how many maps ahead the page decodes and paints before the
@@ -524,8 +525,7 @@ func (g *game) take(msg js.Value, at float64) {
 			// Decoded and painted before the show message came.
 			delete(g.prep.by, view)
 			e.d.Maps.Seq = seq
-			g.prep.free(nil, g.r.Adopt(e.p))
-			g.show(e.d, msg, at, t0, e.mem)
+			g.show(e.d, msg, at, t0, e.mem, g.r.Adopt(e.p))
 			return
 		}
 	}
@@ -550,21 +550,37 @@ func (g *game) take(msg js.Value, at float64) {
 		return
 	}
 	maps.next = (maps.next + 1) % len(maps.bufs)
-	g.show(d, msg, at, t0, nil)
+	g.show(d, msg, at, t0, nil, nil)
 }
 
 // show puts the maps d of message msg (arrived at at, taken at t0) on
 // screen from the next Draw on; mem is their memory when they were
-// prepared ahead (nil: the ring's).
-func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet) {
+// prepared ahead (nil: the ring's), old the painting the renderer gave up
+// for theirs (nil: it paints d over its own). Maps ahead leaving the
+// screen stay prepared (with their painting, when old is it): a drag that
+// turns back reaches them first.
+func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, old *heatmap.Painting) {
 	view, show := envView(msg), msg.Get("shown").Truthy()
 	if r, ok := proto.ViewRatio(view); ok {
-		if old, ok := proto.ViewRatio(g.screen.View); ok && r != old {
-			g.prep.dir = math.Copysign(1, r-old)
+		if prev, ok := proto.ViewRatio(g.screen.View); ok && r != prev {
+			g.prep.dir = math.Copysign(1, r-prev)
 		}
 	}
-	g.prep.free(g.screenMem, nil)
+	if g.screenMem != nil && g.screen.View != "" && g.screen.View != view {
+		if old != nil && !old.Shows(g.lay, g.data, g.view) {
+			g.prep.free(nil, old)
+			old = nil
+		}
+		g.prep.drop(g.screen.View)
+		if g.prep.by == nil {
+			g.prep.by = map[string]*preparedMaps{}
+		}
+		g.prep.by[g.screen.View] = &preparedMaps{bufs: g.screenBufs, d: g.data, mem: g.screenMem, p: old}
+	} else {
+		g.prep.free(g.screenMem, old)
+	}
 	g.screenMem, g.prepared = mem, mem != nil
+	g.screenBufs = msg.Get("buffers")
 	g.decodeMs, g.arrived = now()-t0, at
 	// When the worker posted the maps and the app passed them on (relay
 	// messages; on the clock every page shares), for the timings.

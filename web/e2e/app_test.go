@@ -477,28 +477,27 @@ func TestAppChartsPatched(t *testing.T) {
 
 // TestHeatmapPrepared: maps the heatmap page decoded and painted before
 // their slider move (wasm/heatmap's prepStore) are drawn, and the drawing
-// is the one a fresh page makes of the same view, pixel for pixel.
+// is the one a fresh page makes of the same view, pixel for pixel: for a
+// move onward, and for a move back to the maps that were on screen (kept
+// prepared when they left it).
 func TestHeatmapPrepared(t *testing.T) {
 	site, b := openApp(t, "")
 	waitFirstAnswers(b)
 	// Once the worker has sent every slider position's maps ahead, the
 	// heatmap page prepares the positions next to the one on screen.
 	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
-	prepared := false
-	ratio := 0.30
-	for i := 0; i < 6 && !prepared; i++ {
-		ratio -= 0.01
-		r := fmt.Sprintf("%.2f", ratio)
+	// move sets the ratio on an idle page and reports whether the heatmap
+	// drew it from prepared maps.
+	move := func(ratio float64) bool {
+		t.Helper()
+		r := strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", ratio), "0"), ".")
 		MustEval[bool](b, `(() => { window.haeolsTimings = {}; return true })()`)
 		setSlider(b, "ratio", ratio)
-		b.WaitFor(fmt.Sprintf(`document.getElementById("head-title").textContent.includes("ratio %s") && (window.haeolsTimings.draws || []).length > 0`, strings.TrimRight(strings.TrimRight(r, "0"), ".")),
+		b.WaitFor(fmt.Sprintf(`document.getElementById("head-title").textContent.includes("ratio %s") && (window.haeolsTimings.draws || []).length > 0`, r),
 			30*time.Second, `JSON.stringify(window.haeolsTimings)`)
 		time.Sleep(1500 * time.Millisecond) // the next positions get prepared
-		prepared = MustEval[bool](b, `window.haeolsTimings.draws.at(-1).prepared === true`)
 		t.Logf("move to %s: drawing %s", r, MustEval[string](b, `JSON.stringify(window.haeolsTimings.draws.at(-1))`))
-	}
-	if !prepared {
-		t.Fatalf("no drawing in 6 moves on an idle page came from prepared maps")
+		return MustEval[bool](b, `window.haeolsTimings.draws.at(-1).prepared === true`)
 	}
 	shot := func(name string) *image.RGBA {
 		t.Helper()
@@ -517,22 +516,41 @@ func TestHeatmapPrepared(t *testing.T) {
 		draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
 		return rgba
 	}
-	a := shot("heatmap-prepared")
-	q := MustEval[string](b, `location.search`)
-	b.Navigate(site.URL + "index.html" + q)
+	ratio, prepared := 0.30, false
+	for i := 0; i < 6 && !prepared; i++ {
+		ratio -= 0.01
+		prepared = move(ratio)
+	}
+	if !prepared {
+		t.Fatalf("no drawing in 6 moves on an idle page came from prepared maps")
+	}
+	onward := shot("heatmap-prepared")
+	query := MustEval[string](b, `location.search`)
+	// On, and back: the maps that were on screen were kept prepared.
+	move(ratio - 0.01)
+	if !move(ratio) {
+		t.Errorf("the move back to the maps on screen before did not draw prepared maps")
+	}
+	back := shot("heatmap-prepared-back")
+	b.Navigate(site.URL + "index.html" + query)
 	waitFirstAnswers(b)
 	time.Sleep(1500 * time.Millisecond)
 	fresh := shot("heatmap-fresh")
-	if a.Bounds() != fresh.Bounds() {
-		t.Fatalf("the heatmap is %v after the moves and %v on a fresh page", a.Bounds(), fresh.Bounds())
-	}
-	if diff := 0; !bytes.Equal(a.Pix, fresh.Pix) {
-		for i := 0; i < len(a.Pix); i += 4 {
-			if !bytes.Equal(a.Pix[i:i+4], fresh.Pix[i:i+4]) {
-				diff++
-			}
+	for _, dr := range []struct {
+		name string
+		img  *image.RGBA
+	}{{"heatmap-prepared", onward}, {"heatmap-prepared-back", back}} {
+		if dr.img.Bounds() != fresh.Bounds() {
+			t.Fatalf("%s: the heatmap is %v after the moves and %v on a fresh page", dr.name, dr.img.Bounds(), fresh.Bounds())
 		}
-		t.Errorf("the drawing of prepared maps differs from a fresh page's in %d of %d pixels (artifacts heatmap-prepared.png, heatmap-fresh.png)", diff, len(a.Pix)/4)
+		if diff := 0; !bytes.Equal(dr.img.Pix, fresh.Pix) {
+			for i := 0; i < len(fresh.Pix); i += 4 {
+				if !bytes.Equal(dr.img.Pix[i:i+4], fresh.Pix[i:i+4]) {
+					diff++
+				}
+			}
+			t.Errorf("%s: the drawing of prepared maps differs from a fresh page's in %d of %d pixels (artifacts %[1]s.png, heatmap-fresh.png)", dr.name, diff, len(fresh.Pix)/4)
+		}
 	}
 }
 
