@@ -188,14 +188,13 @@ const prepMax = 3
 // prepStore holds the maps ahead prepared for the views that may be shown
 // next, and the memory of those no longer wanted.
 type prepStore struct {
-	by      map[string]*preparedMaps
-	mem     []*bufSet
-	paint   []*heatmap.Painting
-	dir     float64 // the sign of the last change of ratio on screen
-	set     bool    // a step is scheduled
-	wanted  bool    // a step gave way to a frame: the frame schedules one
-	stepFn  js.Func
-	stepNow func()
+	by     map[string]*preparedMaps
+	mem    []*bufSet
+	paint  []*heatmap.Painting
+	dir    float64 // the sign of the last change of ratio on screen
+	set    bool    // a step is scheduled
+	wanted bool    // a step gave way to a frame: the frame schedules one
+	stepFn js.Func
 }
 
 // preparedMaps are maps ahead decoded and painted for the layout and view
