@@ -168,8 +168,7 @@ type game struct {
 	// and the app passed them on (timeOrigin + now; 0 when not relayed).
 	postedAt, relayedAt float64
 	lastNew             float64 // when the maps on screen were taken (performance.now())
-	laterSet            bool    // a timer will ask for a frame
-	laterFunc           js.Func
+	frameTimer          timer   // asks for a frame (later)
 	warm                warmUp
 	prep                prepStore
 	screenMem           *bufSet  // the memory of the maps on screen when they were prepared ahead
@@ -192,9 +191,8 @@ type prepStore struct {
 	mem    []*bufSet
 	paint  []*heatmap.Painting
 	dir    float64 // the sign of the last change of ratio on screen
-	set    bool    // a step is scheduled
 	wanted bool    // a step gave way to a frame: the frame schedules one
-	stepFn js.Func
+	step   timer
 }
 
 // preparedMaps are maps ahead decoded and painted for the layout and view
@@ -226,20 +224,30 @@ func (ps *prepStore) drop(view string) {
 
 // schedulePrep runs a preparation step in a task of its own, soon: the
 // page's thread takes messages (a show message among them) in between.
-func (g *game) schedulePrep() {
-	ps := &g.prep
-	if ps.set {
+func (g *game) schedulePrep() { g.prep.step.after(0, g.prepStep) }
+
+// timer runs a function once in a task of its own, after a delay; asking
+// again while it waits changes nothing.
+type timer struct {
+	waiting bool
+	fn      js.Func
+}
+
+// after runs f in ms milliseconds, unless the timer already waits (f must
+// be the same function each time).
+func (t *timer) after(ms float64, f func()) {
+	if t.waiting {
 		return
 	}
-	ps.set = true
-	if ps.stepFn.Type() != js.TypeFunction {
-		ps.stepFn = js.FuncOf(func(js.Value, []js.Value) any {
-			ps.set = false
-			g.prepStep()
+	t.waiting = true
+	if t.fn.Type() != js.TypeFunction {
+		t.fn = js.FuncOf(func(js.Value, []js.Value) any {
+			t.waiting = false
+			f()
 			return nil
 		})
 	}
-	js.Global().Call("setTimeout", ps.stepFn, 0)
+	js.Global().Call("setTimeout", t.fn, ms)
 }
 
 // prepStep prepares one of the views a drag of the ratio slider reaches
@@ -495,18 +503,9 @@ const minRepaintMs = 30
 // later asks for a frame in ms milliseconds (once: a pending request
 // stands).
 func (g *game) later(ms float64) {
-	if g.laterSet {
-		return
-	}
-	g.laterSet = true
-	if g.laterFunc.Type() != js.TypeFunction {
-		g.laterFunc = js.FuncOf(func(js.Value, []js.Value) any {
-			g.laterSet = false
-			ebiten.ScheduleFrame() //nolint:staticcheck // see main
-			return nil
-		})
-	}
-	js.Global().Call("setTimeout", g.laterFunc, ms)
+	g.frameTimer.after(ms, func() {
+		ebiten.ScheduleFrame() //nolint:staticcheck // see main
+	})
 }
 
 // take decodes a message from the parent and shows its maps from the next
