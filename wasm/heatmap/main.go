@@ -588,6 +588,10 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 		g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
 	}
 	g.data, g.panels, g.dirty, g.drawnMsg = d, panels, true, true
+	// The hovered cell's readout is of the maps on screen: read it again
+	// (a person may hold the cursor on a cell and step the ratio with the
+	// keyboard).
+	g.lastHov = [3]int{-1, -1, -1}
 	if g.warm.left > 0 {
 		g.warm.msg = msg // rehearse with the latest maps
 		g.later(warmIdleMs)

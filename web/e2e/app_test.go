@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -552,6 +553,117 @@ func TestHeatmapPrepared(t *testing.T) {
 			t.Errorf("%s: the drawing of prepared maps differs from a fresh page's in %d of %d pixels (artifacts %[1]s.png, heatmap-fresh.png)", dr.name, diff, len(fresh.Pix)/4)
 		}
 	}
+}
+
+// TestHeatmapZoomScrub: scrubbing with the heatmap zoomed in (the cursor
+// left on a cell) keeps the zoom, ends on the last move's maps, soon draws
+// from maps prepared for the zoomed view (those prepared before the zoom
+// are painted again), reports no error, and draws what a fresh page zoomed
+// the same way draws: the maps, and the readout of the hovered cell, which
+// follows the maps under a cursor that does not move.
+func TestHeatmapZoomScrub(t *testing.T) {
+	site, b := openApp(t, "")
+	waitFirstAnswers(b)
+	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	// The heatmap page's messages to the app page: its view, drawings and
+	// errors.
+	const listen = `(() => {
+		window.zsView = null; window.zsDrawn = []; window.zsErrors = [];
+		window.addEventListener("message", e => {
+			const d = e.data || {};
+			if (d.type === "heatmap-view") window.zsView = d;
+			if (d.type === "heatmap-drawn") window.zsDrawn.push({ratio: d.ratio, prepared: !!d.prepared});
+			if (d.type === "heatmap-error") window.zsErrors.push(d.error);
+		});
+		return true })()`
+	type view struct{ Rows, Cols, R0, RSpan, C0, CSpan float64 }
+	zoom := func() view {
+		t.Helper()
+		r := MustEval[rect](b, `(() => { const o = document.getElementById("heatmap-frame").getBoundingClientRect();
+			return {X: o.left, Y: o.top, W: o.width, H: o.height}; })()`)
+		x, y := r.X+r.W*0.2, r.Y+r.H*0.4
+		wheel := func(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 1e-3, -120 }
+		// The renderer zooms about the cursor it last saw move.
+		if err := chromedp.Do(b.Ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		for range 6 {
+			if err := chromedp.Do(b.Ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, x, y, wheel)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(60 * time.Millisecond)
+		}
+		b.WaitFor(`window.zsView && window.zsView.cspan < window.zsView.cols / 2`, 10*time.Second, `JSON.stringify(window.zsView)`)
+		time.Sleep(500 * time.Millisecond)
+		return MustEval[view](b, `window.zsView`)
+	}
+	MustEval[bool](b, listen)
+	zoomed := zoom()
+	dragRatio(b, 30, 20)
+	b.WaitFor(`window.zsDrawn.length > 0 && window.zsDrawn.at(-1).ratio === 0.2`, 30*time.Second, `JSON.stringify(window.zsDrawn)`)
+	time.Sleep(time.Second)
+	if v := MustEval[view](b, `window.zsView`); v != zoomed {
+		t.Errorf("the view changed while scrubbing: %+v, was %+v", v, zoomed)
+	}
+	if errs := MustEval[[]string](b, `window.zsErrors`); len(errs) > 0 {
+		t.Errorf("the heatmap page reported errors: %v", errs)
+	}
+	drawn := MustEval[[]struct {
+		Ratio    float64
+		Prepared bool
+	}](b, `window.zsDrawn`)
+	prepared := 0
+	for _, d := range drawn {
+		if d.Prepared {
+			prepared++
+		}
+	}
+	t.Logf("zoomed to %+v; %d drawings while scrubbing, %d of them prepared", zoomed, len(drawn), prepared)
+	if prepared == 0 {
+		t.Errorf("no drawing of a zoomed scrub came from prepared maps")
+	}
+	shot := func() *image.RGBA {
+		t.Helper()
+		buf, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#heatmap-frame"))
+		if err != nil {
+			t.Fatalf("screenshot of the heatmap: %v", err)
+		}
+		img, err := png.Decode(bytes.NewReader(buf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgba := image.NewRGBA(img.Bounds())
+		draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
+		return rgba
+	}
+	scrubbed := shot()
+	if err := os.WriteFile(filepath.Join(ArtifactsDir(), "app-heatmap-zoom-scrub.png"), encodePNG(t, scrubbed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := MustEval[string](b, `location.search`)
+	b.Navigate(site.URL + "index.html" + q)
+	waitFirstAnswers(b)
+	MustEval[bool](b, listen)
+	if v := zoom(); v != zoomed {
+		t.Fatalf("a fresh page zoomed the same way shows %+v, want %+v", v, zoomed)
+	}
+	if fresh := shot(); !bytes.Equal(fresh.Pix, scrubbed.Pix) {
+		if err := os.WriteFile(filepath.Join(ArtifactsDir(), "app-heatmap-zoom-fresh.png"), encodePNG(t, fresh), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("the zoomed heatmap after the scrub differs from a fresh page's zoomed the same way (artifacts app-heatmap-zoom-scrub.png, app-heatmap-zoom-fresh.png)")
+	}
+}
+
+// encodePNG is img as PNG.
+func encodePNG(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestAppRenderQuiet checks that a render of an unchanged view writes
