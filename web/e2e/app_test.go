@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -476,6 +477,56 @@ func TestAppChartsPatched(t *testing.T) {
 	}
 }
 
+// heatmapShot is the app's heatmap iframe as it is on screen. It captures
+// the viewport's surface, clipped to the iframe: chromedp's element
+// screenshots capture beyond the viewport, and the relayout that takes
+// resizes the iframe for a moment, which clears the renderer's canvas
+// (they caught it black now and then).
+func heatmapShot(t *testing.T, b *Browser) *image.RGBA {
+	t.Helper()
+	r := MustEval[rect](b, `(() => { const f = document.getElementById("heatmap-frame"); f.scrollIntoView({block: "nearest"});
+		const o = f.getBoundingClientRect(); return {X: o.left, Y: o.top, W: o.width, H: o.height}; })()`)
+	surface := true
+	res, err := chromedp.Call(b.Ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng,
+		Clip: &page.Viewport{X: r.X, Y: r.Y, Width: r.W, Height: r.H, Scale: 1}, FromSurface: &surface})
+	if err != nil {
+		t.Fatalf("screenshot of the heatmap: %v", err)
+	}
+	img, err := png.Decode(bytes.NewReader(res.Data))
+	if err != nil {
+		t.Fatalf("screenshot of the heatmap: %v", err)
+	}
+	rgba := image.NewRGBA(img.Bounds())
+	draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
+	return rgba
+}
+
+// sameDrawing reports whether the heatmap drawing got is fresh, a fresh
+// page's drawing of the same view, pixel for pixel. When it is not, it
+// says how many pixels differ and saves both as the artifacts name.png and
+// name-fresh.png.
+func sameDrawing(t *testing.T, name string, got, fresh *image.RGBA) bool {
+	t.Helper()
+	if got.Bounds() == fresh.Bounds() && bytes.Equal(got.Pix, fresh.Pix) {
+		return true
+	}
+	diff := 0
+	if got.Bounds() == fresh.Bounds() {
+		for i := 0; i < len(fresh.Pix); i += 4 {
+			if !bytes.Equal(got.Pix[i:i+4], fresh.Pix[i:i+4]) {
+				diff++
+			}
+		}
+	}
+	for suffix, img := range map[string]*image.RGBA{"": got, "-fresh": fresh} {
+		if err := os.WriteFile(filepath.Join(ArtifactsDir(), name+suffix+".png"), encodePNG(t, img), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Errorf("%s: the heatmap (%v) differs from a fresh page's (%v) in %d pixels (artifacts %[1]s.png, %[1]s-fresh.png)", name, got.Bounds(), fresh.Bounds(), diff)
+	return false
+}
+
 // TestHeatmapPrepared: maps the heatmap page decoded and painted before
 // their slider move (wasm/heatmap's prepStore) are drawn, and the drawing
 // is the one a fresh page makes of the same view, pixel for pixel: for a
@@ -500,23 +551,6 @@ func TestHeatmapPrepared(t *testing.T) {
 		t.Logf("move to %s: drawing %s", r, MustEval[string](b, `JSON.stringify(window.haeolsTimings.draws.at(-1))`))
 		return MustEval[bool](b, `window.haeolsTimings.draws.at(-1).prepared === true`)
 	}
-	shot := func(name string) *image.RGBA {
-		t.Helper()
-		buf, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#heatmap-frame"))
-		if err != nil {
-			t.Fatalf("screenshot of the heatmap: %v", err)
-		}
-		if err := os.WriteFile(filepath.Join(ArtifactsDir(), name+".png"), buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(bytes.NewReader(buf))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		rgba := image.NewRGBA(img.Bounds())
-		draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
-		return rgba
-	}
 	ratio, prepared := 0.30, false
 	for i := 0; i < 6 && !prepared; i++ {
 		ratio -= 0.01
@@ -525,34 +559,23 @@ func TestHeatmapPrepared(t *testing.T) {
 	if !prepared {
 		t.Fatalf("no drawing in 6 moves on an idle page came from prepared maps")
 	}
-	onward := shot("heatmap-prepared")
+	onward := heatmapShot(t, b)
+	if err := os.WriteFile(filepath.Join(ArtifactsDir(), "heatmap-prepared.png"), encodePNG(t, onward), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	query := MustEval[string](b, `location.search`)
 	// On, and back: the maps that were on screen were kept prepared.
 	move(ratio - 0.01)
 	if !move(ratio) {
 		t.Errorf("the move back to the maps on screen before did not draw prepared maps")
 	}
-	back := shot("heatmap-prepared-back")
+	back := heatmapShot(t, b)
 	b.Navigate(site.URL + "index.html" + query)
 	waitFirstAnswers(b)
 	time.Sleep(1500 * time.Millisecond)
-	fresh := shot("heatmap-fresh")
-	for _, dr := range []struct {
-		name string
-		img  *image.RGBA
-	}{{"heatmap-prepared", onward}, {"heatmap-prepared-back", back}} {
-		if dr.img.Bounds() != fresh.Bounds() {
-			t.Fatalf("%s: the heatmap is %v after the moves and %v on a fresh page", dr.name, dr.img.Bounds(), fresh.Bounds())
-		}
-		if diff := 0; !bytes.Equal(dr.img.Pix, fresh.Pix) {
-			for i := 0; i < len(fresh.Pix); i += 4 {
-				if !bytes.Equal(dr.img.Pix[i:i+4], fresh.Pix[i:i+4]) {
-					diff++
-				}
-			}
-			t.Errorf("%s: the drawing of prepared maps differs from a fresh page's in %d of %d pixels (artifacts %[1]s.png, heatmap-fresh.png)", dr.name, diff, len(fresh.Pix)/4)
-		}
-	}
+	fresh := heatmapShot(t, b)
+	sameDrawing(t, "heatmap-prepared-onward", onward, fresh)
+	sameDrawing(t, "heatmap-prepared-back", back, fresh)
 }
 
 // TestHeatmapZoomScrub: scrubbing with the heatmap zoomed in (the cursor
@@ -623,21 +646,7 @@ func TestHeatmapZoomScrub(t *testing.T) {
 	if prepared == 0 {
 		t.Errorf("no drawing of a zoomed scrub came from prepared maps")
 	}
-	shot := func() *image.RGBA {
-		t.Helper()
-		buf, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#heatmap-frame"))
-		if err != nil {
-			t.Fatalf("screenshot of the heatmap: %v", err)
-		}
-		img, err := png.Decode(bytes.NewReader(buf))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rgba := image.NewRGBA(img.Bounds())
-		draw.Draw(rgba, rgba.Bounds(), img, img.Bounds().Min, draw.Src)
-		return rgba
-	}
-	scrubbed := shot()
+	scrubbed := heatmapShot(t, b)
 	if err := os.WriteFile(filepath.Join(ArtifactsDir(), "app-heatmap-zoom-scrub.png"), encodePNG(t, scrubbed), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -648,12 +657,7 @@ func TestHeatmapZoomScrub(t *testing.T) {
 	if v := zoom(); v != zoomed {
 		t.Fatalf("a fresh page zoomed the same way shows %+v, want %+v", v, zoomed)
 	}
-	if fresh := shot(); !bytes.Equal(fresh.Pix, scrubbed.Pix) {
-		if err := os.WriteFile(filepath.Join(ArtifactsDir(), "app-heatmap-zoom-fresh.png"), encodePNG(t, fresh), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Errorf("the zoomed heatmap after the scrub differs from a fresh page's zoomed the same way (artifacts app-heatmap-zoom-scrub.png, app-heatmap-zoom-fresh.png)")
-	}
+	sameDrawing(t, "app-heatmap-zoom-scrubbed", scrubbed, heatmapShot(t, b))
 }
 
 // encodePNG is img as PNG.
@@ -664,6 +668,75 @@ func encodePNG(t *testing.T, img image.Image) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestAppMatchesFreshPage: after a sequence of interactions (a drag of the
+// ratio; a click on another head and the arrow keys on the slider; another
+// heatmap panel, another method and a drag), the page shows what a fresh
+// page opened at its address shows: the head's title, the three stages,
+// the model summary, the grid, the readout and the heatmap, pixel for pixel.
+// Each step's views were made incrementally (maps prepared ahead, patched
+// numbers, grid cells as they came); the fresh page makes them at once.
+func TestAppMatchesFreshPage(t *testing.T) {
+	site, b := openApp(t, "")
+	waitFirstAnswers(b)
+	const prefetched = `window.haeolsTimings.prefetched !== undefined`
+	b.WaitFor(prefetched, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	type texts struct{ Title, Explain, Summary, Grid, Readout string }
+	const read = `({title: document.getElementById("head-title").textContent, explain: document.getElementById("explain").innerText,
+		summary: document.getElementById("summary").innerText, grid: document.getElementById("grid").innerText,
+		readout: document.getElementById("readout").innerText})`
+	// settled waits until the page shows its address's view whole: the
+	// grid done and the heatmap drawn for its last head request.
+	settled := func() {
+		t.Helper()
+		if err := chromedp.Do(b.Ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		b.WaitFor(appGridDone+` && (window.haeolsTimings.drawn || []).length > 0`, 60*time.Second, `document.body.innerText.slice(0, 400)`)
+		time.Sleep(2500 * time.Millisecond)
+	}
+	compare := func(step string) {
+		t.Helper()
+		settled()
+		img, txt := heatmapShot(t, b), MustEval[texts](b, read)
+		q := MustEval[string](b, `location.search`)
+		b.Navigate(site.URL + "index.html" + q)
+		waitFirstAnswers(b)
+		settled()
+		fresh, freshTxt := heatmapShot(t, b), MustEval[texts](b, read)
+		t.Logf("%s: %s", step, txt.Title)
+		if txt != freshTxt {
+			t.Errorf("%s: the page's texts differ from a fresh page's at %s:\n%+v\n%+v", step, q, txt, freshTxt)
+		}
+		sameDrawing(t, "app-after-"+step, img, fresh)
+		b.WaitFor(prefetched, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	}
+	dragRatio(b, 30, 24)
+	compare("drag")
+
+	if err := chromedp.Do(b.Ctx, chromedp.Click(chromedp.CSS(`#grid td[data-layer="1"][data-head="2"]`))); err != nil {
+		t.Fatalf("click cell: %v", err)
+	}
+	b.WaitFor(`document.getElementById("head-title").textContent.startsWith("Layer 1, head 2")`, 30*time.Second, `document.getElementById("head-title").textContent`)
+	for range 3 {
+		if err := chromedp.Do(b.Ctx, chromedp.Focus(chromedp.CSS(`#ratio`)), chromedp.KeyEvent(kb.ArrowLeft)); err != nil {
+			t.Fatalf("arrow key: %v", err)
+		}
+		time.Sleep(120 * time.Millisecond)
+	}
+	b.WaitFor(`new URLSearchParams(location.search).get("ratio") === "0.21"`, 10*time.Second, `location.search`)
+	compare("head-and-keys")
+
+	if err := chromedp.Do(b.Ctx, chromedp.Click(chromedp.CSS(`.segs button:nth-child(4)`))); err != nil {
+		t.Fatalf("panel: %v", err)
+	}
+	b.WaitFor(`new URLSearchParams(location.search).get("panel") === "diff"`, 10*time.Second, `location.search`)
+	MustEval[bool](b, `(() => { const s = document.getElementById("method"); s.value = "topk";
+		s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
+	b.WaitFor(`new URLSearchParams(location.search).get("method") === "topk"`, 10*time.Second, `location.search`)
+	dragRatio(b, 21, 27)
+	compare("panel-method-drag")
 }
 
 // TestAppRenderQuiet checks that a render of an unchanged view writes
