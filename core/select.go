@@ -109,21 +109,8 @@ func topK(ordered []int32, k int) []int32 {
 	}
 	// Positions are distinct and dense: mark them and read them back in
 	// order, O(k + range) instead of a sort.
-	lo, hi := sel[0], sel[0]
-	for _, j := range sel {
-		lo, hi = min(lo, j), max(hi, j)
-	}
-	mark := make([]bool, int(hi-lo)+1)
-	for _, j := range sel {
-		mark[j-lo] = true
-	}
-	out := make([]int32, 0, k)
-	for i, m := range mark {
-		if m {
-			out = append(out, lo+int32(i))
-		}
-	}
-	return out
+	top, _ := splitTop(sel, k)
+	return top
 }
 
 // evictionCache is the shared shape of the eviction baselines: sinks, the

@@ -214,6 +214,15 @@ func (ps *prepStore) free(mem *bufSet, p *heatmap.Painting) {
 	}
 }
 
+// put holds e as the prepared maps of view (replacing any).
+func (ps *prepStore) put(view string, e *preparedMaps) {
+	ps.drop(view)
+	if ps.by == nil {
+		ps.by = map[string]*preparedMaps{}
+	}
+	ps.by[view] = e
+}
+
 // drop forgets the prepared maps of view.
 func (ps *prepStore) drop(view string) {
 	if e := ps.by[view]; e != nil {
@@ -274,9 +283,6 @@ func (g *game) prepStep() {
 			ps.drop(view)
 		}
 	}
-	if ps.by == nil {
-		ps.by = map[string]*preparedMaps{}
-	}
 	for _, view := range want {
 		m, ok := ahead.Get(view)
 		if !ok {
@@ -303,7 +309,7 @@ func (g *game) prepStep() {
 				continue
 			}
 			e = &preparedMaps{bufs: bufs, d: d, mem: mem}
-			ps.by[view] = e
+			ps.put(view, e)
 		}
 		if e.p == nil {
 			if k := len(ps.paint); k > 0 {
@@ -569,11 +575,7 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 			g.prep.free(nil, old)
 			old = nil
 		}
-		g.prep.drop(g.screen.View)
-		if g.prep.by == nil {
-			g.prep.by = map[string]*preparedMaps{}
-		}
-		g.prep.by[g.screen.View] = &preparedMaps{bufs: g.screenBufs, d: g.data, mem: g.screenMem, p: old}
+		g.prep.put(g.screen.View, &preparedMaps{bufs: g.screenBufs, d: g.data, mem: g.screenMem, p: old})
 	} else {
 		g.prep.free(g.screenMem, old)
 	}
