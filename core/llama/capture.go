@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/haeols/haeols/core/kvcache"
 	"github.com/haeols/haeols/core/sample"
 )
 
@@ -79,7 +80,7 @@ func (s Sampler) pick(logits []float32, r *rng) int {
 	for i := range logits {
 		logits[i] /= t
 	}
-	softmax(logits)
+	kvcache.Softmax(logits)
 	coin := r.float32()
 	var cdf float32
 	for i, p := range logits {

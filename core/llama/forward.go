@@ -2,8 +2,10 @@ package llama
 
 import (
 	"fmt"
-	"github.com/haeols/haeols/core/xmath"
 	"math"
+
+	"github.com/haeols/haeols/core/kvcache"
+	"github.com/haeols/haeols/core/xmath"
 )
 
 // State is the activations and the KV cache of one sequence being run
@@ -12,25 +14,41 @@ type State struct {
 	cfg Config
 
 	x, xb, xb2, hb, hb2, q []float32
-	att, logits            []float32
+	k, v                   []float32 // the current position's key and value, [kv_dim]
+	logits                 []float32
 	cos, sin               []float32 // RoPE of the current position, [head_size/2]
-	key, val               []float32 // KV cache, [L, seq_len, kv_dim]
+	kv                     kvcache.Cache
 
 	// Observe, when set, is called by Forward in every layer once the
 	// attention of position pos is computed, before the output projection:
 	// q [dim] holds the post-RoPE queries of all heads (head h at
 	// q[h*head_size:]), k and v [kv_dim] the post-RoPE key and the value
 	// of this position for every KV head, and out [dim] the attention output
-	// of every query head (sum over t <= pos of softmax(q.k_t/sqrt(d)) v_t).
-	// The slices are only valid during the call.
-	Observe func(layer, pos int, q, k, v, out []float32)
+	// of every query head (sum over the cached positions t <= pos of
+	// softmax(q.k_t/sqrt(d)) v_t). The slices are only valid during the
+	// call.
+	Observe kvcache.Observer
 }
 
-// NewState allocates the activations and the KV cache (for the full
-// context) of a sequence run through m.
+// Shape is the attention geometry of the model's KV cache.
+func (c Config) Shape() kvcache.Shape {
+	return kvcache.Shape{Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadSize: c.HeadSize()}
+}
+
+// NewState allocates the activations and a dense KV cache for the full
+// context of a sequence run through m.
 func (m *Model) NewState() *State {
+	return m.NewStateCache(kvcache.NewDense(m.cfg.Shape(), m.cfg.SeqLen))
+}
+
+// NewStateCache allocates the activations of a sequence run through m that
+// attends to kv, e.g. a compressed prefix cache (kvcache.Compressed). It
+// panics if kv was made for another shape.
+func (m *Model) NewStateCache(kv kvcache.Cache) *State {
 	c := m.cfg
-	cache := c.Layers * c.SeqLen * c.KVDim()
+	if kv.Shape() != c.Shape() {
+		panic(fmt.Sprintf("llama: NewStateCache: cache of shape %+v, model %+v", kv.Shape(), c.Shape()))
+	}
 	return &State{
 		cfg:    c,
 		x:      make([]float32, c.Dim),
@@ -39,22 +57,26 @@ func (m *Model) NewState() *State {
 		hb:     make([]float32, c.HiddenDim),
 		hb2:    make([]float32, c.HiddenDim),
 		q:      make([]float32, c.Dim),
-		att:    make([]float32, c.SeqLen),
+		k:      make([]float32, c.KVDim()),
+		v:      make([]float32, c.KVDim()),
 		logits: make([]float32, c.Vocab),
 		cos:    make([]float32, c.HeadSize()/2),
 		sin:    make([]float32, c.HeadSize()/2),
-		key:    make([]float32, cache),
-		val:    make([]float32, cache),
+		kv:     kv,
 	}
 }
 
+// Cache is the KV cache the state attends to.
+func (st *State) Cache() kvcache.Cache { return st.kv }
+
 // Forward runs token at position pos through the model, appending its key
-// and value to st's cache, and returns the logits of the next token (a
+// and value to st's cache (st.Cache()), and returns the logits of the next token (a
 // slice owned by st, overwritten by the next call). Positions must be fed in
-// order 0, 1, 2, ... for the cache to be meaningful. It follows llama2.c's
-// run.c operation for operation in float32: RMSNorm (eps 1e-5), RoPE on
-// pairs (i, i+1) of each head, causal softmax attention scaled by
-// 1/sqrt(head_size) with grouped KV heads, SwiGLU feed-forward, residuals,
+// order (0, 1, 2, ... for a dense cache; from the compressed prefix's
+// length on for a compressed one). It follows llama2.c's run.c operation
+// for operation in float32: RMSNorm (eps 1e-5), RoPE on pairs (i, i+1) of
+// each head, causal softmax attention scaled by 1/sqrt(head_size) with
+// grouped KV heads (package kvcache), SwiGLU feed-forward, residuals,
 // final RMSNorm and the classifier. It panics if token or pos is out of
 // range or st was made for another configuration.
 func (m *Model) Forward(token, pos int, st *State) []float32 {
@@ -68,9 +90,7 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 	if st.cfg != c {
 		panic(fmt.Sprintf("llama: Forward: state made for %v, model is %v", st.cfg, c))
 	}
-	dim, hid, kvDim, hs := c.Dim, c.HiddenDim, c.KVDim(), c.HeadSize()
-	kvMul := c.Heads / c.KVHeads
-	div := float32(math.Sqrt(float64(hs)))
+	dim, hid, kvDim := c.Dim, c.HiddenDim, c.KVDim()
 
 	for j, f := range m.freq {
 		s, co := xmath.Sincos(float64(float32(pos) * f))
@@ -82,32 +102,14 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 	for l := 0; l < c.Layers; l++ {
 		rmsnorm(st.xb, x, m.rmsAtt[l*dim:(l+1)*dim])
 
-		layerCache := l * c.SeqLen * kvDim
-		k := st.key[layerCache+pos*kvDim : layerCache+(pos+1)*kvDim]
-		v := st.val[layerCache+pos*kvDim : layerCache+(pos+1)*kvDim]
+		k, v := st.k, st.v
 		matvec(st.q, m.wq[l*dim*dim:(l+1)*dim*dim], st.xb)
 		matvec(k, m.wk[l*kvDim*dim:(l+1)*kvDim*dim], st.xb)
 		matvec(v, m.wv[l*kvDim*dim:(l+1)*kvDim*dim], st.xb)
 		st.rope(st.q)
 		st.rope(k)
-
-		att := st.att[:pos+1]
-		for h := 0; h < c.Heads; h++ {
-			qh := st.q[h*hs : (h+1)*hs]
-			kvOff := layerCache + (h/kvMul)*hs
-			for t := range att {
-				att[t] = dot(qh, st.key[kvOff+t*kvDim:kvOff+t*kvDim+hs]) / div
-			}
-			softmax(att)
-			out := st.xb[h*hs : (h+1)*hs]
-			clear(out)
-			for t, a := range att {
-				vt := st.val[kvOff+t*kvDim : kvOff+t*kvDim+hs]
-				for i := range out {
-					out[i] += float32(a * vt[i])
-				}
-			}
-		}
+		st.kv.Append(l, pos, k, v)
+		st.kv.Attend(l, pos, st.q, st.xb)
 		if st.Observe != nil {
 			st.Observe(l, pos, st.q, k, v, st.xb)
 		}
@@ -171,16 +173,6 @@ func matvec(out, w, x []float32) {
 	}
 }
 
-// dot is the sequential float32 dot product of a and b[:len(a)].
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s float32
-	for i, v := range a {
-		s += float32(v * b[i])
-	}
-	return s
-}
-
 // rmsnorm sets o = w * x / sqrt(mean(x^2) + 1e-5); o may be x.
 func rmsnorm(o, x, w []float32) {
 	var ss float32
@@ -192,24 +184,5 @@ func rmsnorm(o, x, w []float32) {
 	ss = 1 / float32(math.Sqrt(float64(ss)))
 	for j := range o {
 		o[j] = w[j] * (ss * x[j])
-	}
-}
-
-// softmax replaces x by its softmax, in float32 as run.c does.
-func softmax(x []float32) {
-	maxv := x[0]
-	for _, v := range x[1:] {
-		if v > maxv {
-			maxv = v
-		}
-	}
-	var sum float32
-	for i, v := range x {
-		e := float32(xmath.Exp(float64(v - maxv)))
-		x[i] = e
-		sum += e
-	}
-	for i := range x {
-		x[i] /= sum
 	}
 }
