@@ -277,3 +277,10 @@ func Softmax(x []float32) {
 		x[i] /= sum
 	}
 }
+
+// Runner runs one token at a position through a model whose forward pass
+// attends to a Cache, and returns the logits of the next token (owned by the
+// runner, valid until its next call).
+type Runner interface {
+	Forward(token, pos int) []float32
+}

@@ -186,3 +186,38 @@ func rmsnorm(o, x, w []float32) {
 		o[j] = w[j] * (ss * x[j])
 	}
 }
+
+// Decoder is a model as package eval (end-to-end evaluation) and the
+// browser's worker use it: its shape and a forward pass over any KV cache.
+type Decoder struct{ m *Model }
+
+// Decoder returns m as a Decoder.
+func (m *Model) Decoder() Decoder { return Decoder{m} }
+
+// Name is the checkpoint's base name.
+func (d Decoder) Name() string { return d.m.Name }
+
+// Shape is the attention geometry of the model's KV cache.
+func (d Decoder) Shape() kvcache.Shape { return d.m.cfg.Shape() }
+
+// Vocab is the number of tokens.
+func (d Decoder) Vocab() int { return d.m.cfg.Vocab }
+
+// Context is the longest sequence the model runs (seq_len).
+func (d Decoder) Context() int { return d.m.cfg.SeqLen }
+
+// NewRun returns a forward pass attending to kv that calls observe (when not
+// nil) in every layer, as State.Observe.
+func (d Decoder) NewRun(kv kvcache.Cache, observe kvcache.Observer) kvcache.Runner {
+	st := d.m.NewStateCache(kv)
+	st.Observe = observe
+	return &run{d.m, st}
+}
+
+// run is a State bound to its model.
+type run struct {
+	m  *Model
+	st *State
+}
+
+func (r *run) Forward(token, pos int) []float32 { return r.m.Forward(token, pos, r.st) }
