@@ -47,7 +47,10 @@ type LM interface {
 }
 
 // Span is a range [Start, End) of token positions.
-type Span struct{ Start, End int }
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
 
 // Sequence is what a model is evaluated on.
 type Sequence struct {
@@ -60,12 +63,12 @@ type Sequence struct {
 	// model should predict (the digits of a pass key, a copied passage):
 	// n <= Start < End <= N.
 	Answers []Span
-	// Gen is the number of tokens of the free run (0: DefaultGen), cut to
-	// what the context leaves after the prefix.
+	// Gen is the number of tokens of the free run (0: none), cut to what
+	// the context leaves after the prefix.
 	Gen int
 }
 
-// DefaultGen is the default length of the free run.
+// DefaultGen is the free run's length of HAE-OLS.md §8.
 const DefaultGen = 64
 
 // Reference is a sequence run through a model with the full cache, and the
@@ -132,9 +135,6 @@ func PrepareProgress(lm LM, seq Sequence, opt core.Options, progress func(done, 
 		}
 	}
 	gen := seq.Gen
-	if gen == 0 {
-		gen = DefaultGen
-	}
 	if gen < 0 {
 		return fail("free run of %d tokens", gen)
 	}

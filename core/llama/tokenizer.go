@@ -130,6 +130,10 @@ func (t *Tokenizer) Encode(text string, bos, eos bool) ([]int, error) {
 	return out, nil
 }
 
+// EncodeText is Encode without BOS and EOS: the tokens of text after the
+// dummy-prefix space.
+func (t *Tokenizer) EncodeText(text string) ([]int, error) { return t.Encode(text, false, false) }
+
 // DecodeTokenizer parses a llama2.c tokenizer file held in data: int32
 // max_token_length, then per token float32 score, int32 length and the
 // bytes. The file does not say how many tokens it holds: vocab > 0 demands

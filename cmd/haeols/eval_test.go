@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/haeols/haeols/core/llama"
+)
+
+// byteModel writes a random llama2.c model with byte tokens (vocab 259: 0
+// <unk>, 1 BOS, 2 EOS, 3+b the byte b) and its tokenizer file into dir.
+func byteModel(t *testing.T) (model, tok string) {
+	t.Helper()
+	dir := t.TempDir()
+	m, err := llama.Random(llama.Config{Dim: 32, HiddenDim: 48, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 259, SeqLen: 320, SharedClassifier: true}, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model = filepath.Join(dir, "bytes.bin")
+	if err := os.WriteFile(model, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tb []byte
+	tb = binary.LittleEndian.AppendUint32(tb, 7)
+	piece := func(p string) {
+		tb = binary.LittleEndian.AppendUint32(tb, math.Float32bits(0))
+		tb = binary.LittleEndian.AppendUint32(tb, uint32(len(p)))
+		tb = append(tb, p...)
+	}
+	piece("<unk>")
+	piece("\n<s>\n")
+	piece("\n</s>\n")
+	for c := 0; c < 256; c++ {
+		piece(string([]byte{byte(c)}))
+	}
+	tok = filepath.Join(dir, "bytes.tokenizer.bin")
+	if err := os.WriteFile(tok, tb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return model, tok
+}
+
+// evalJSON is the part of haeols eval -json the tests read.
+type evalJSON struct {
+	Model     string `json:"model"`
+	Sequences []struct {
+		Task    string   `json:"task"`
+		Depth   *float64 `json:"depth"`
+		Key     string   `json:"key"`
+		Tokens  int      `json:"tokens"`
+		Prefix  int      `json:"prefix"`
+		Answers []struct {
+			Start int `json:"start"`
+			End   int `json:"end"`
+		} `json:"answers"`
+		IDs  []int  `json:"ids"`
+		Text string `json:"text"`
+		Full struct {
+			Free     []int  `json:"free"`
+			FreeText string `json:"free_text"`
+		} `json:"full"`
+	} `json:"sequences"`
+	Records []map[string]any `json:"records"`
+}
+
+func TestEvalPassKeyJSON(t *testing.T) {
+	model, tok := byteModel(t)
+	code, out, errOut := cli(t, "eval", "-json", "-z", tok, "-task", "passkey", "-tokens", "300", "-depths", "0.2,0.8", "-ratios", "0.2,0.5", "-methods", "hae-ols,topk,quant,full", "-gen", "12", model)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc evalJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Sequences) != 2 || len(doc.Records) != 2*2*4 {
+		t.Fatalf("%d sequences and %d records, want 2 and 16", len(doc.Sequences), len(doc.Records))
+	}
+	for i, s := range doc.Sequences {
+		if s.Task != "passkey" || s.Depth == nil || len(s.Answers) != 1 || s.Tokens > 300 || s.Tokens < 250 {
+			t.Fatalf("sequence %d: %+v", i, s)
+		}
+		a := s.Answers[0]
+		var digits []byte
+		for _, id := range s.IDs[a.Start:a.End] {
+			digits = append(digits, byte(id-3))
+		}
+		if string(digits) != s.Key || len(s.Key) != 5 || a.Start < s.Prefix {
+			t.Errorf("sequence %d: answer %q at [%d, %d) after prefix %d, key %q", i, digits, a.Start, a.End, s.Prefix, s.Key)
+		}
+		if !strings.Contains(s.Text, "The pass key is "+s.Key+". Remember it.") || !strings.HasSuffix(s.Text, "What is the pass key? The pass key is "+s.Key) {
+			t.Errorf("sequence %d text: %q", i, s.Text)
+		}
+		if len(s.Full.Free) != 12 {
+			t.Errorf("sequence %d: free run of %d tokens, want 12", i, len(s.Full.Free))
+		}
+	}
+	for _, r := range doc.Records {
+		for _, k := range []string{"sequence", "method", "ratio", "used", "kl", "kl_max", "agree", "ppl_ratio", "diverge", "needle_acc"} {
+			if _, ok := r[k]; !ok {
+				t.Fatalf("record %v lacks %q", r, k)
+			}
+		}
+		switch {
+		case r["method"] == "full":
+			if r["kl"] != 0.0 || r["agree"] != 1.0 || r["diverge"] != 12.0 {
+				t.Errorf("full: %v", r)
+			}
+		case r["method"] == "quant" && r["ratio"] == 0.2:
+			if r["na"] == nil || r["kl"] != nil {
+				t.Errorf("quant at 0.2 should not fit: %v", r)
+			}
+		default:
+			if kl, ok := r["kl"].(float64); !ok || kl < 0 || r["used"].(float64) > r["ratio"].(float64)+1e-9 {
+				t.Errorf("record %v", r)
+			}
+		}
+	}
+}
+
+func TestEvalTablesAndCSV(t *testing.T) {
+	model, tok := byteModel(t)
+	csvPath := filepath.Join(t.TempDir(), "e.csv")
+	code, out, errOut := cli(t, "eval", "-z", tok, "-text", "Hello there", "-tokens", "96", "-ratios", "0.5", "-methods", "topk,full", "-v", "-gen", "8", "-csv", csvPath, model)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"bytes.bin: 96 tokens, prefix 84 compressed, 12 continued, free run 8", "ratio 0.5:", "kl_max", "ppl_ratio", "needle_acc",
+		"sequence 0, topk at ratio 0.5: diverges at token", "full cache"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || strings.Join(rows[0], ",") != strings.Join(evalColumns, ",") || rows[2][4] != "full" || rows[2][7] != "0" {
+		t.Errorf("csv: %v", rows)
+	}
+}
+
+// TestEvalWorkers checks that the JSON does not depend on -workers.
+func TestEvalWorkers(t *testing.T) {
+	model, _ := byteModel(t)
+	var outs []string
+	for _, w := range []string{"1", "3"} {
+		code, out, errOut := cli(t, "eval", "-json", "-workers", w, "-tokens", "80", "-ratios", "0.3,0.6", "-methods", "hae-ols,snapkv,lowrank", "-gen", "6", model)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		outs = append(outs, out)
+	}
+	if outs[0] != outs[1] {
+		t.Error("haeols eval -json differs between -workers 1 and 3")
+	}
+}
+
+func TestEvalUsage(t *testing.T) {
+	model, tok := byteModel(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-text", "hi", model}, "-text needs the model's tokenizer"},
+		{[]string{"-task", "haystack", model}, `-task "haystack": want passkey or copy`},
+		{[]string{"-task", "passkey", "-text", "x", "-z", tok, model}, "-task passkey builds its own sequence"},
+		{[]string{"-depths", "1.5", "-task", "passkey", model}, "-depths: 1.5 outside [0, 1]"},
+		{[]string{"-tokens", "400", model}, "-tokens 400 exceeds the model's context of 320"},
+		{[]string{"-prompt", "1,x", model}, `-prompt: "x" is not a token id`},
+		{[]string{"-prompt", "1,999", model}, "-prompt: token 999 outside the vocabulary [0, 259)"},
+		{[]string{"-ratios", "0", model}, "-ratios"},
+		{[]string{"-prefix", "100", "-tokens", "80", model}, "-prefix 100: the sequence has 80 tokens"},
+		{[]string{"-trials", "0", model}, "-trials 0"},
+		{[]string{}, "want one MODEL.bin argument"},
+	} {
+		code, _, errOut := cli(t, append([]string{"eval"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("eval %v: exit %d, %q; want exit 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
