@@ -29,6 +29,7 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/kvcache"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/core/xmath"
 )
 
 // LM is what end-to-end evaluation needs of a language model: its shape and
@@ -394,7 +395,7 @@ func (r *Reference) continueForced(run kvcache.Runner, res *Result) error {
 		ref := r.Logp[i+1]
 		var kl float64
 		for v, lf := range ref {
-			if pf := math.Exp(lf); pf > 0 {
+			if pf := xmath.Exp(lf); pf > 0 {
 				kl += pf * (lf - lp[v])
 			}
 		}
@@ -416,7 +417,7 @@ func (r *Reference) continueForced(run kvcache.Runner, res *Result) error {
 	res.KL /= float64(t)
 	res.Agree = float64(agree) / float64(t)
 	if t > 1 {
-		res.PPLRatio = math.Exp((nllM - nllF) / float64(t-1))
+		res.PPLRatio = xmath.Exp((nllM - nllF) / float64(t-1))
 	} else {
 		res.PPLRatio = math.NaN()
 	}
@@ -499,9 +500,9 @@ func logSoftmax(logits []float32) ([]float64, error) {
 	}
 	var sum float64
 	for _, v := range logits {
-		sum += math.Exp(float64(v) - mx)
+		sum += xmath.Exp(float64(v) - mx)
 	}
-	lse := mx + math.Log(sum)
+	lse := mx + xmath.Log(sum)
 	out := make([]float64, len(logits))
 	for i, v := range logits {
 		out[i] = float64(v) - lse

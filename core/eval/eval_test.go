@@ -271,3 +271,46 @@ func TestPrepareErrors(t *testing.T) {
 func contains(s, sub string) bool {
 	return strings.Contains(s, sub)
 }
+
+// resultsHash is the FNV-1a hash of every number and token of the
+// results.
+func resultsHash(rs []*Result) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(x uint64) {
+		for i := 0; i < 8; i++ {
+			h ^= x & 0xff
+			h *= 1099511628211
+			x >>= 8
+		}
+	}
+	for _, r := range rs {
+		for _, f := range append([]float64{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.NeedleAcc}, r.KLs...) {
+			mix(math.Float64bits(f))
+		}
+		for _, t := range append(append([]int{r.Diverge}, r.Top...), r.Free...) {
+			mix(uint64(t))
+		}
+	}
+	return h
+}
+
+// TestDeterminism pins the results of every method at two ratios on the
+// tiny model: the same bits natively and under GOOS=js GOARCH=wasm. A change
+// of the hash is a change of results, to be explained in its commit.
+func TestDeterminism(t *testing.T) {
+	r := tiny(t)
+	var jobs []Job
+	for _, ratio := range []float64{0.25, 0.5} {
+		for _, m := range core.MethodNames() {
+			jobs = append(jobs, Job{m, core.DefaultParams(ratio)})
+		}
+	}
+	rs, err := r.EvaluateAll(jobs, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = 0xb965f73a1387b8ed
+	if got := resultsHash(rs); got != want {
+		t.Errorf("results hash %#x, want %#x", got, uint64(want))
+	}
+}
