@@ -1,0 +1,51 @@
+package eval
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/llama"
+)
+
+// BenchmarkEvalKJV is haeols eval of the byte model kjv3m at 1,024 tokens:
+// the reference run (prefill and continuation with the full cache, the
+// analyses) and every method at five ratios on all cores. It reports the
+// reference's and the methods' shares in ms.
+func BenchmarkEvalKJV(b *testing.B) {
+	dir := os.Getenv("HAEOLS_MODELS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "models")
+	}
+	m, err := llama.Load(filepath.Join(dir, "kjv3m.bin"))
+	if err != nil {
+		b.Skipf("skipped: %v", err)
+	}
+	lm := m.Decoder()
+	toks := Continue(lm, []int{BOS}, 1024)
+	var jobs []Job
+	for _, r := range []float64{0.1, 0.2, 0.3, 0.4, 0.5} {
+		for _, name := range core.MethodNames() {
+			jobs = append(jobs, Job{name, core.DefaultParams(r)})
+		}
+	}
+	b.ResetTimer()
+	var prep, all float64
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		ref, err := Prepare(lm, Sequence{Tokens: toks, Gen: DefaultGen}, core.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := ref.EvaluateAll(jobs, 0, nil); err != nil {
+			b.Fatal(err)
+		}
+		prep += float64(t1.Sub(t0).Microseconds()) / 1000
+		all += float64(time.Since(t1).Microseconds()) / 1000
+	}
+	b.ReportMetric(prep/float64(b.N), "ms-reference")
+	b.ReportMetric(all/float64(b.N), "ms-methods")
+}
