@@ -49,3 +49,34 @@ func BenchmarkEvalKJV(b *testing.B) {
 	b.ReportMetric(prep/float64(b.N), "ms-reference")
 	b.ReportMetric(all/float64(b.N), "ms-methods")
 }
+
+// BenchmarkEvaluateOne is one method at one ratio on the byte model at
+// 1,024 tokens once the reference is prepared: what a slider move costs
+// end to end (compression of every KV head, the continuation, the free run).
+func BenchmarkEvaluateOne(b *testing.B) {
+	dir := os.Getenv("HAEOLS_MODELS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "models")
+	}
+	m, err := llama.Load(filepath.Join(dir, "kjv3m.bin"))
+	if err != nil {
+		b.Skipf("skipped: %v", err)
+	}
+	lm := m.Decoder()
+	ref, err := Prepare(lm, Sequence{Tokens: Continue(lm, []int{BOS}, 1024), Gen: DefaultGen}, core.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"hae-ols", "topk"} {
+		b.Run(name, func(b *testing.B) {
+			ratio := 0.3
+			for i := 0; i < b.N; i++ {
+				// A new ratio each time, as a slider move asks.
+				ratio = 0.3 + 0.01*float64(i%10)
+				if _, err := ref.Evaluate(name, core.DefaultParams(ratio)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
