@@ -15,6 +15,7 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/sample"
 )
 
 const evalUsage = `Usage: haeols eval [flags] MODEL.bin
@@ -148,32 +149,41 @@ func cmdEval(e *env, args []string) error {
 			jobs = append(jobs, eval.Job{Method: mt, Params: p})
 		}
 	}
+	// Progress counts forward steps: the reference's N, then per job the
+	// continuation and the free run.
+	jobSteps := func(s evalSeq) int {
+		prefix := s.Prefix
+		if prefix == 0 {
+			prefix = sample.DefaultPrefix(len(s.Tokens))
+		}
+		return max(1, len(s.Tokens)-prefix+min(s.Gen, lm.Context()-prefix))
+	}
 	total := 0
 	for _, s := range seqs {
-		total += len(s.Tokens) + len(jobs)
+		total += len(s.Tokens) + len(jobs)*jobSteps(s)
 	}
 	bar, endBar := progressBar(e, "eval")
 	done := 0
-	step := func(base int) func(d, _ int) {
+	step := func(base, per int) func(d, _ int) {
 		if bar == nil {
 			return nil
 		}
-		return func(d, _ int) { bar(base+d, total) }
+		return func(d, _ int) { bar(base+d*per, total) }
 	}
 	runs := make([]evalRun, len(seqs))
 	for i, s := range seqs {
-		ref, err := eval.PrepareProgress(lm, s.Sequence, core.Options{}, step(done))
+		ref, err := eval.PrepareProgress(lm, s.Sequence, core.Options{}, step(done, 1))
 		if err != nil {
 			endBar()
 			return err
 		}
 		done += len(s.Tokens)
-		res, err := ref.EvaluateAll(jobs, *workers, step(done))
+		res, err := ref.EvaluateAll(jobs, *workers, step(done, jobSteps(s)))
 		if err != nil {
 			endBar()
 			return err
 		}
-		done += len(jobs)
+		done += len(jobs) * jobSteps(s)
 		runs[i] = evalRun{seq: s, ref: ref, results: res}
 	}
 	endBar()
