@@ -15,15 +15,7 @@ import (
 // analyses) and every method at five ratios on all cores. It reports the
 // reference's and the methods' shares in ms.
 func BenchmarkEvalKJV(b *testing.B) {
-	dir := os.Getenv("HAEOLS_MODELS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "models")
-	}
-	m, err := llama.Load(filepath.Join(dir, "kjv3m.bin"))
-	if err != nil {
-		b.Skipf("skipped: %v", err)
-	}
-	lm := m.Decoder()
+	lm := kjv(b)
 	toks := Continue(lm, []int{BOS}, 1024)
 	var jobs []Job
 	for _, r := range []float64{0.1, 0.2, 0.3, 0.4, 0.5} {
@@ -54,15 +46,7 @@ func BenchmarkEvalKJV(b *testing.B) {
 // 1,024 tokens once the reference is prepared: what a slider move costs
 // end to end (compression of every KV head, the continuation, the free run).
 func BenchmarkEvaluateOne(b *testing.B) {
-	dir := os.Getenv("HAEOLS_MODELS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "models")
-	}
-	m, err := llama.Load(filepath.Join(dir, "kjv3m.bin"))
-	if err != nil {
-		b.Skipf("skipped: %v", err)
-	}
-	lm := m.Decoder()
+	lm := kjv(b)
 	ref, err := Prepare(lm, Sequence{Tokens: Continue(lm, []int{BOS}, 1024), Gen: DefaultGen}, core.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -79,4 +63,18 @@ func BenchmarkEvaluateOne(b *testing.B) {
 			}
 		})
 	}
+}
+
+// kjv loads the byte model kjv3m.bin ($HAEOLS_MODELS, else ../shared/models
+// beside the project) or skips.
+func kjv(b *testing.B) llama.Decoder {
+	dir := os.Getenv("HAEOLS_MODELS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "models")
+	}
+	m, err := llama.Load(filepath.Join(dir, "kjv3m.bin"))
+	if err != nil {
+		b.Skipf("skipped: %v", err)
+	}
+	return m.Decoder()
 }
