@@ -2,7 +2,6 @@ package sample
 
 import (
 	"archive/zip"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,16 +17,17 @@ const (
 	MinInflateLimit = 64 << 20
 )
 
-// decodeNPZ decodes a zip of q.npy, k.npy, v.npy and/or attn.npy.
-func decodeNPZ(data []byte) (*Sample, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+// decodeNPZ decodes a zip of q.npy, k.npy, v.npy and/or attn.npy, of size
+// bytes read from r.
+func decodeNPZ(r io.ReaderAt, size int64) (*Sample, error) {
+	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, fmt.Errorf("npz: not a readable zip file: %w", err)
 	}
 	var ts []*raw
 	seen := map[string]bool{}
 	for _, f := range zr.File {
-		t, err := npzMember(f, int64(len(data)))
+		t, err := npzMember(f, size)
 		if err != nil {
 			return nil, err
 		}
