@@ -60,11 +60,11 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers)
+	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers, pf)
 	if err != nil {
 		return err
 	}
-	cells, err := evaluate(m, heads, []float64{*ratio}, methods, pf.params, *workers, nil)
+	cells, err := evaluate(m, name, heads, []float64{*ratio}, methods, pf.params, *workers, nil)
 	if err != nil {
 		return err
 	}
