@@ -273,6 +273,12 @@ var brokenCases = []brokenCase{
 	{"npz_size_lies.npz", func(t testing.TB) []byte {
 		return npz(t, member{name: "attn.npy", data: npyF32(4, 4), method: zip.Deflate, usize: 4096})
 	}, "attn", "", []string{"3968 bytes of data, shape [4 4] dtype <f4 needs 64"}},
+	{"npz_inflates_past_declared.npz", func(t testing.TB) []byte {
+		// The header and the declared size say [4 4] (192 bytes); the
+		// deflated stream holds 1 MiB more, which is never inflated.
+		data := append(npyF32(4, 4), make([]byte, 1<<20)...)
+		return npz(t, member{name: "attn.npy", data: data, method: zip.Deflate, usize: 192})
+	}, "attn", "", []string{`reading data after all 16 elements: npz: member "attn.npy" inflates past its declared 192 bytes, or is corrupt: zip: not a valid zip file`}},
 	{"npz_stored_size_lies.npz", func(t testing.TB) []byte {
 		return npz(t, member{name: "attn.npy", data: npyF32(4, 4), method: zip.Store, usize: 1 << 30})
 	}, "attn", "", []string{"stored with compressed size 192 but uncompressed size 1073741824"}},

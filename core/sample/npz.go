@@ -92,7 +92,24 @@ func npzMember(f *zip.File, total int64) (*raw, error) {
 			rc.Close()
 			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
 		}
-		return rc, nil
+		return &memberReader{rc, f.Name, usize}, nil
 	}
 	return t, nil
+}
+
+// memberReader says what archive/zip's bare ErrFormat means while reading a
+// member's data: the member inflates past the size its header declares
+// (where the zip reader stops it) or its data is corrupt.
+type memberReader struct {
+	io.ReadCloser
+	name  string
+	usize uint64
+}
+
+func (m *memberReader) Read(p []byte) (int, error) {
+	n, err := m.ReadCloser.Read(p)
+	if errors.Is(err, zip.ErrFormat) {
+		err = fmt.Errorf("npz: member %q inflates past its declared %d bytes, or is corrupt: %w", m.name, m.usize, err)
+	}
+	return n, err
 }
