@@ -50,8 +50,8 @@ func GroupBytes(s *sample.Sample, opt Options) int64 {
 }
 
 // checkLimits refuses a sample whose analysis is absurd: no probe queries,
-// more than MaxHeads query heads, or an analysis of one KV head over
-// opt.MaxGroupBytes.
+// more than MaxHeads query heads, values that must overflow float32
+// (CheckMagnitudes), or an analysis of one KV head over opt.MaxGroupBytes.
 func checkLimits(s *sample.Sample, opt Options) error {
 	if t := s.N - s.Prefix(); t < 1 {
 		return fmt.Errorf("no probe queries: the prefix (metadata %q) is %d = N %d; the positions after it are the held-out probes", sample.KeyPrefix, s.Prefix(), s.N)
@@ -61,6 +61,9 @@ func checkLimits(s *sample.Sample, opt Options) error {
 	}
 	if heads := int64(s.L) * int64(s.H); heads > MaxHeads {
 		return fmt.Errorf("%w: %d layers x %d heads = %d query heads, more than core.MaxHeads = %d", ErrTooLarge, s.L, s.H, heads, MaxHeads)
+	}
+	if err := CheckMagnitudes(s); err != nil {
+		return err
 	}
 	limit := opt.MaxGroupBytes
 	if limit == 0 {
@@ -73,6 +76,46 @@ func checkLimits(s *sample.Sample, opt Options) error {
 		}
 	}
 	return nil
+}
+
+// CheckMagnitudes refuses a q/k/v sample whose values are so large that the
+// analysis would overflow float32 whatever it does: for some layer and KV
+// head, the largest |q| x |k| x d x scale (a bound on the logits) or the
+// largest |v| x N (a bound on the attention sums) beyond the float32 range.
+// Real activations are many orders of magnitude below (|q|, |k| ~ 1e19 or
+// |v| ~ 1e32 would be needed), so only broken or hostile samples are
+// refused, before anything is analysed. NewModel calls it; the error wraps
+// ErrNonFinite and names the layer and the head.
+func CheckMagnitudes(s *sample.Sample) error {
+	if !s.HasQKV() {
+		return nil
+	}
+	scale := s.Scale()
+	for l := 0; l < s.L; l++ {
+		for kv := 0; kv < s.HKV; kv++ {
+			k, v := maxAbs(s.KHead(l, kv)), maxAbs(s.VHead(l, kv))
+			if v*float64(s.N) > math.MaxFloat32 {
+				return fmt.Errorf("%w: layer %d KV head %d: |v| up to %.3g over N=%d positions overflows the float32 attention outputs; the sample's values are too large", ErrNonFinite, l, kv, v, s.N)
+			}
+			for i := 0; i < s.Group(); i++ {
+				h := kv*s.Group() + i
+				q := maxAbs(s.QHead(l, h))
+				if q*k*float64(s.D)*scale > math.MaxFloat32 {
+					return fmt.Errorf("%w: layer %d head %d: |q| up to %.3g and |k| up to %.3g overflow the float32 attention logits (d=%d, scale %.3g); the sample's values are too large", ErrNonFinite, l, h, q, k, s.D, scale)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// maxAbs is the largest |x[i]|.
+func maxAbs(x []float32) float64 {
+	var m float32
+	for _, v := range x {
+		m = max(m, v, -v)
+	}
+	return float64(m)
 }
 
 // mib formats a byte count in MiB.

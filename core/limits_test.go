@@ -57,28 +57,31 @@ func TestNonFiniteIsAnError(t *testing.T) {
 	for i := range s.K {
 		s.K[i] *= 1e30
 	}
-	m, err := NewModel(s, Options{})
-	if err != nil {
-		t.Fatal(err)
+	_, err := NewModel(s, Options{})
+	want := "non-finite result: layer 0 head 0: |q| up to 4.88e+30 and |k| up to 4.76e+30 overflow the float32 attention logits (d=4, scale 0.5); the sample's values are too large"
+	if !errors.Is(err, ErrNonFinite) || err.Error() != want {
+		t.Errorf("NewModel = %v,\nwant %q", err, want)
 	}
-	_, err = m.Group(0, 0)
-	want := "analyze layer 0 KV head 0: non-finite result: the calibration logits overflow float32"
+	// The analysis checks what it computes too.
+	_, err = Analyze(s, 0, 0, Options{})
+	want = "analyze layer 0 KV head 0: non-finite result: the calibration logits overflow float32"
 	if !errors.Is(err, ErrNonFinite) || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("Group = %v, want %q...", err, want)
+		t.Errorf("Analyze = %v, want %q...", err, want)
 	}
 
 	s = testSample(3, 1, 2, 1, 32, 4)
 	for i := range s.V {
 		s.V[i] = math.MaxFloat32
 	}
-	m, err = NewModel(s, Options{})
-	if err != nil {
-		t.Fatal(err)
+	_, err = NewModel(s, Options{})
+	want = "non-finite result: layer 0 KV head 0: |v| up to 3.4e+38 over N=32 positions overflows the float32 attention outputs"
+	if !errors.Is(err, ErrNonFinite) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("NewModel = %v, want %q...", err, want)
 	}
-	_, err = m.Group(0, 0)
+	_, err = Analyze(s, 0, 0, Options{})
 	want = "analyze layer 0 KV head 0: non-finite result: the calibration outputs overflow float32"
 	if !errors.Is(err, ErrNonFinite) || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("Group = %v, want %q...", err, want)
+		t.Errorf("Analyze = %v, want %q...", err, want)
 	}
 
 	for _, c := range []struct {

@@ -25,9 +25,10 @@ type groupSlot struct {
 }
 
 // NewModel validates s, refuses a sample whose analysis would be absurd
-// (no probe queries, more than MaxHeads query heads, one KV head's analysis
-// over Options.MaxGroupBytes: errors wrap ErrTooLarge) and prepares its lazy
-// per-KV-head analyses. An
+// (no probe queries; more than MaxHeads query heads or one KV head's
+// analysis over Options.MaxGroupBytes: errors wrap ErrTooLarge; values whose
+// logits or outputs must overflow float32: ErrNonFinite) and prepares its
+// lazy per-KV-head analyses. An
 // attention-only sample has one group per query head (s.KVHeads() = s.H);
 // see Analyze.
 func NewModel(s *sample.Sample, opt Options) (*Model, error) {

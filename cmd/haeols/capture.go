@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
+	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/internal/termsafe"
@@ -109,41 +109,37 @@ func cmdCapture(e *env, args []string) error {
 // checkActivations refuses a capture whose activations overflowed or
 // vanished, which a checkpoint with absurd weights gives (the RMS norm of
 // an overflowing residual is 0, so every q, k and v becomes 0): a head whose
-// q, k or v is all zero, or whose largest |q| x |k| x d x scale overflows
-// the float32 logits, is an error naming the layer, the head and the
+// q, k or v is all zero, or whose values would overflow the analysis
+// (core.CheckMagnitudes), is an error naming the layer, the head and the
 // tensor, instead of a file of zeros.
 func checkActivations(s *sample.Sample, model string) error {
-	scale := s.Scale()
+	zero := func(x []float32) bool {
+		for _, v := range x {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
 	for l := 0; l < s.L; l++ {
 		for kv := 0; kv < s.HKV; kv++ {
 			for _, t := range []struct {
 				name string
 				x    []float32
 			}{{"k", s.KHead(l, kv)}, {"v", s.VHead(l, kv)}} {
-				if maxAbs(t.x) == 0 {
+				if zero(t.x) {
 					return fmt.Errorf("%s: layer %d KV head %d: every %s is 0: the activations vanished or overflowed (are the weights sane?)", model, l, kv, t.name)
 				}
 			}
 		}
 		for h := 0; h < s.H; h++ {
-			q := maxAbs(s.QHead(l, h))
-			if q == 0 {
+			if zero(s.QHead(l, h)) {
 				return fmt.Errorf("%s: layer %d head %d: every q is 0: the activations vanished or overflowed (are the weights sane?)", model, l, h)
-			}
-			k := maxAbs(s.KHead(l, s.KVHeadOf(h)))
-			if bound := q * k * float64(s.D) * scale; bound > math.MaxFloat32 {
-				return fmt.Errorf("%s: layer %d head %d: |q| up to %.3g and |k| up to %.3g: the attention logits overflow float32 (are the weights sane?)", model, l, h, q, k)
 			}
 		}
 	}
-	return nil
-}
-
-// maxAbs is the largest |x[i]|.
-func maxAbs(x []float32) float64 {
-	var m float64
-	for _, v := range x {
-		m = max(m, math.Abs(float64(v)))
+	if err := core.CheckMagnitudes(s); err != nil {
+		return fmt.Errorf("%s: the capture's activations: %w (are the weights sane?)", model, err)
 	}
-	return m
+	return nil
 }
