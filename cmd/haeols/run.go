@@ -268,7 +268,7 @@ func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, met
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("encoding JSON: %w", err)
+		return fmt.Errorf("%s: encoding JSON: %w", quotePath(name), err)
 	}
 	return nil
 }

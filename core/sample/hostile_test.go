@@ -133,3 +133,20 @@ func TestReadMemoryWithinSample(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFileRefusesNonRegular checks that WriteFile never renames over a
+// device or a named pipe.
+func TestWriteFileRefusesNonRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "out.safetensors")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	s := testSample(1, 2, 1, 8, 4, true, false)
+	want := "sample: " + fifo + ": not a regular file: a named pipe (FIFO); WriteFile replaces regular files only (write to it with WriteSafetensors)"
+	if err := WriteFile(fifo, s, F32); err == nil || err.Error() != want {
+		t.Errorf("WriteFile(FIFO) = %v, want %q", err, want)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced")
+	}
+}
