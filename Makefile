@@ -5,7 +5,7 @@ WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm test-nocgo gpu-kit lint bench bench-wasm samples fuzz run clean web serve test-e2e
+.PHONY: all build test test-native test-wasm test-nocgo gpu-kit lint bench bench-wasm samples fuzz fuzz-long run clean web serve test-e2e
 
 all: build
 
@@ -73,6 +73,14 @@ FUZZ = ./core/sample:FuzzDecodeSafetensors ./core/sample:FuzzDecodeNPZ ./core/sa
 fuzz:
 	for t in $(FUZZ); do \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime 20s -parallel 1 $${t%%:*} || exit 1; done
+
+## fuzz-long: every fuzz target for FUZZTIME each (default 5m; not run in
+## CI). A crasher is left in the package's testdata/fuzz/TARGET/: commit it,
+## it is then a regression case that every `go test` runs.
+FUZZTIME ?= 5m
+fuzz-long:
+	for t in $(FUZZ); do \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; done
 
 ## run: the CLI on the built-in default sample
 run:

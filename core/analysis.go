@@ -16,6 +16,10 @@ type Options struct {
 	// Calib is w, the number of calibration queries per query head (the last
 	// w prefix queries); 0 means min(128, n/2).
 	Calib int
+	// MaxGroupBytes is the most memory the analysis of one KV head may take
+	// (GroupBytes); 0 means DefaultMaxGroupBytes, negative no limit.
+	// NewModel refuses a sample over it.
+	MaxGroupBytes int64
 	// Accel, when set, runs the analysis and the output metrics on another
 	// device (a *gpu.Device of package core/gpu); nil runs everything on the
 	// CPU kernels of core/kernel. The methods' choices and the small solves
@@ -195,6 +199,12 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 		kernel.Calibrate(st, g.Qc, rows, g.K, g.V, n, d, g.Scale)
 	}
 	g.setStats(st)
+	if err := checkFinite("the calibration logits", g.S); err != nil {
+		return nil, fmt.Errorf("analyze layer %d KV head %d: %w", l, kv, err)
+	}
+	if err := checkFinite("the calibration outputs", g.Oc); err != nil {
+		return nil, fmt.Errorf("analyze layer %d KV head %d: %w", l, kv, err)
+	}
 
 	work := make([]float32, max(t, n))
 	for i, h := range g.Heads {
@@ -223,6 +233,12 @@ func Analyze(s *sample.Sample, l, kv int, opt Options) (*Group, error) {
 			e += float64(x)
 		}
 		p.MeanRowEntropy = e / float64(w)
+		if err := checkFinite("the probe logits", p.S); err != nil {
+			return nil, fmt.Errorf("analyze layer %d KV head %d, probes of head %d: %w", l, kv, h, err)
+		}
+		if err := checkFinite("the probe outputs", p.O); err != nil {
+			return nil, fmt.Errorf("analyze layer %d KV head %d, probes of head %d: %w", l, kv, h, err)
+		}
 		g.Probes = append(g.Probes, p)
 	}
 	return g, nil

@@ -24,11 +24,18 @@ type groupSlot struct {
 	err  error
 }
 
-// NewModel validates s and prepares its lazy per-KV-head analyses. An
+// NewModel validates s, refuses a sample whose analysis would be absurd
+// (no probe queries; more than MaxHeads query heads or one KV head's
+// analysis over Options.MaxGroupBytes: errors wrap ErrTooLarge; values whose
+// logits or outputs must overflow float32: ErrNonFinite) and prepares its
+// lazy per-KV-head analyses. An
 // attention-only sample has one group per query head (s.KVHeads() = s.H);
 // see Analyze.
 func NewModel(s *sample.Sample, opt Options) (*Model, error) {
 	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkLimits(s, opt); err != nil {
 		return nil, err
 	}
 	return &Model{Sample: s, Opt: opt, slots: make([]groupSlot, s.L*s.KVHeads())}, nil

@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
+	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/internal/termsafe"
 )
 
 const captureUsage = `Usage: haeols capture [flags] MODEL.bin
@@ -29,7 +32,7 @@ func cmdCapture(e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "sampler seed (with -temperature > 0)")
 	tokPath := fs.String("z", "", "llama2.c tokenizer.bin for token strings (default: ids as strings)")
 	dtype := fs.String("dtype", sample.F16, "stored number type: F32, F16 or BF16")
-	out := fs.String("o", "", "output file (default MODEL.safetensors)")
+	out := fs.String("o", "", "output file (default MODEL.safetensors; - for standard output)")
 	pos, err := parse(e, fs, args, captureUsage, 1)
 	if err != nil {
 		return err
@@ -53,6 +56,14 @@ func cmdCapture(e *env, args []string) error {
 	if *tokens < 0 || *prefix < 0 {
 		return usagef("-tokens and -prefix must be >= 0")
 	}
+	path := *out
+	if path == "" {
+		path = strings.TrimSuffix(displayName(pos[0]), ".bin") + ".safetensors"
+	}
+	ins := []string{pos[0], *tokPath}
+	if err := checkOutputs(ins, [2]string{"o", path}); err != nil {
+		return err
+	}
 	m, err := llama.Load(pos[0])
 	if err != nil {
 		return err
@@ -61,8 +72,11 @@ func cmdCapture(e *env, args []string) error {
 	if n == 0 {
 		n = m.Config().SeqLen
 	}
-	if n < len(ids) || n > m.Config().SeqLen {
-		return usagef("-tokens %d outside [%d (the prompt), %d (the model's context)]", n, len(ids), m.Config().SeqLen)
+	if lo := max(len(ids), 3); n < lo || n > m.Config().SeqLen {
+		return usagef("-tokens %d outside [%d, %d]: at least the prompt and 3 positions (a prefix of 2 and a probe), at most the model's context", n, lo, m.Config().SeqLen)
+	}
+	if *prefix != 0 && (*prefix < 2 || *prefix > n-1) {
+		return usagef("-prefix %d outside [2, %d]: the cache needs 2 positions and at least one of the -tokens %d must be a probe", *prefix, n-1, n)
 	}
 	var tok *llama.Tokenizer
 	if *tokPath != "" {
@@ -78,14 +92,54 @@ func cmdCapture(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path := *out
-	if path == "" {
-		path = strings.TrimSuffix(displayName(pos[0]), ".bin") + ".safetensors"
-	}
-	if err := sample.WriteFile(path, s, *dtype); err != nil {
+	if err := checkActivations(s, quotePath(pos[0])); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s, %d layers x %d heads (%d KV), N=%d (prefix %d + %d probes), d=%d, %s\n",
-		path, s.Meta.Source, s.L, s.H, s.HKV, s.N, s.Prefix(), s.N-s.Prefix(), s.D, *dtype)
+	err = writeOutput("o", path, e.stdout, ins, func(w io.Writer) error {
+		return sample.WriteSafetensors(w, s, *dtype)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.reportTo(path), "wrote %s: %s, %d layers x %d heads (%d KV), N=%d (prefix %d + %d probes), d=%d, %s\n",
+		quotePath(path), termsafe.String(s.Meta.Source), s.L, s.H, s.HKV, s.N, s.Prefix(), s.N-s.Prefix(), s.D, *dtype)
+	return nil
+}
+
+// checkActivations refuses a capture whose activations overflowed or
+// vanished, which a checkpoint with absurd weights gives (the RMS norm of
+// an overflowing residual is 0, so every q, k and v becomes 0): a head whose
+// q, k or v is all zero, or whose values would overflow the analysis
+// (core.CheckMagnitudes), is an error naming the layer, the head and the
+// tensor, instead of a file of zeros.
+func checkActivations(s *sample.Sample, model string) error {
+	zero := func(x []float32) bool {
+		for _, v := range x {
+			if v != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for l := 0; l < s.L; l++ {
+		for kv := 0; kv < s.HKV; kv++ {
+			for _, t := range []struct {
+				name string
+				x    []float32
+			}{{"k", s.KHead(l, kv)}, {"v", s.VHead(l, kv)}} {
+				if zero(t.x) {
+					return fmt.Errorf("%s: layer %d KV head %d: every %s is 0: the activations vanished or overflowed (are the weights sane?)", model, l, kv, t.name)
+				}
+			}
+		}
+		for h := 0; h < s.H; h++ {
+			if zero(s.QHead(l, h)) {
+				return fmt.Errorf("%s: layer %d head %d: every q is 0: the activations vanished or overflowed (are the weights sane?)", model, l, h)
+			}
+		}
+	}
+	if err := core.CheckMagnitudes(s); err != nil {
+		return fmt.Errorf("%s: the capture's activations: %w (are the weights sane?)", model, err)
+	}
 	return nil
 }

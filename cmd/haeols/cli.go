@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/haeols/haeols/internal/termsafe"
 )
 
 // Exit codes, documented in the top-level usage.
@@ -79,17 +81,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name != name {
 			continue
 		}
-		e := &env{cmd: name, stdout: stdout, stderr: stderr, progress: stderr == io.Writer(os.Stderr) && isTerminal(os.Stderr)}
+		out := &checkedWriter{w: stdout}
+		e := &env{cmd: name, stdout: out, stderr: stderr, progress: stderr == io.Writer(os.Stderr) && isTerminal(os.Stderr)}
 		err := c.run(e, rest)
+		if out.err != nil {
+			// Whatever else failed after it, losing the output is what
+			// the user must hear about.
+			err = fmt.Errorf("writing standard output: %w", out.err)
+		}
 		var ue usageError
 		switch {
 		case err == nil, errors.Is(err, errHelp):
 			return exitOK
 		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "haeols: %s: %v\nRun 'haeols %s -h' for usage.\n", name, err, name)
+			fmt.Fprintf(stderr, "haeols: %s: %s\nRun 'haeols %s -h' for usage.\n", name, termsafe.String(err.Error()), name)
 			return exitUsage
 		default:
-			fmt.Fprintf(stderr, "haeols: %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "haeols: %s: %s\n", name, termsafe.String(err.Error()))
 			return exitFail
 		}
 	}
@@ -244,6 +252,10 @@ func checkRatio(flagName string, r float64) error {
 	}
 	return nil
 }
+
+// quotePath is a file name as messages print it: as given, with control
+// characters and invalid bytes escaped (termsafe).
+func quotePath(p string) string { return termsafe.String(p) }
 
 // fmtFloat formats a metric for tables: 4 significant digits, "-" for NaN.
 func fmtFloat(x float64) string {

@@ -60,11 +60,19 @@ func displayName(name string) string {
 	return filepath.Base(name)
 }
 
-// newModel wraps core.NewModel with the file name in the error.
-func newModel(s *sample.Sample, name string) (*core.Model, error) {
-	m, err := core.NewModel(s, core.Options{})
+// newModel wraps core.NewModel with the file name in the error, and says
+// how to raise the limit on an analysis's memory (-max-mem, in MiB; 0 means
+// core.DefaultMaxGroupBytes).
+func newModel(s *sample.Sample, name string, maxMem int) (*core.Model, error) {
+	if maxMem < 0 {
+		return nil, usagef("-max-mem %d: want >= 0 (MiB; 0: %d)", maxMem, core.DefaultMaxGroupBytes>>20)
+	}
+	m, err := core.NewModel(s, core.Options{MaxGroupBytes: int64(maxMem) << 20})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		if errors.Is(err, core.ErrTooLarge) && strings.Contains(err.Error(), "MaxGroupBytes") {
+			return nil, fmt.Errorf("%s: %w; raise it with -max-mem MiB if this machine has the memory", quotePath(name), err)
+		}
+		return nil, fmt.Errorf("%s: %w", quotePath(name), err)
 	}
 	return m, nil
 }
@@ -119,6 +127,7 @@ func methodsHelp() string {
 type paramFlags struct {
 	lambda, phi, tau      *float64
 	sinks, recent, summar *int
+	maxMem                *int // not a parameter: the limit on one KV head's analysis, MiB
 }
 
 func addParamFlags(fs *flag.FlagSet) *paramFlags {
@@ -130,6 +139,7 @@ func addParamFlags(fs *flag.FlagSet) *paramFlags {
 		sinks:  fs.Int("sinks", d.Sinks, "always-kept first tokens"),
 		recent: fs.Int("recent", d.Recent, "always-kept last tokens of the prefix"),
 		summar: fs.Int("summaries", d.Summaries, "HAE-OLS summary count; 0 derives it from -phi"),
+		maxMem: fs.Int("max-mem", 0, fmt.Sprintf("most memory one KV head's analysis may take, MiB (0: %d); larger samples are refused", core.DefaultMaxGroupBytes>>20)),
 	}
 }
 
@@ -241,13 +251,15 @@ func naReason(err error) string {
 }
 
 // evaluate compresses the KV heads of the selected query heads with every
-// method at every ratio and evaluates the selected heads. It shares one
+// method at every ratio and evaluates the selected heads of the sample
+// called name. A metric that is not a finite number is an error naming the
+// file, the head, the method and the metric (core.Metrics.CheckFinite). It shares one
 // Model, so each KV head is analysed once, and spreads the work over workers
 // goroutines (0: all CPUs) as independent (ratio, method, KV head) jobs. The
 // result, cells in ratio-major then method order, does not depend on
 // workers. progress, if not nil, is called after each job with the number
 // done and the total.
-func evaluate(m *core.Model, heads []headID, ratios []float64, methods []string, params func(float64) (core.Params, error), workers int, progress func(done, total int)) ([]cell, error) {
+func evaluate(m *core.Model, name string, heads []headID, ratios []float64, methods []string, params func(float64) (core.Params, error), workers int, progress func(done, total int)) ([]cell, error) {
 	s := m.Sample
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -313,6 +325,9 @@ func evaluate(m *core.Model, heads []headID, ratios []float64, methods []string,
 					for _, i := range gr.heads {
 						hi := g.HeadIndex(heads[i].h)
 						c.Metrics[i] = g.Evaluate(cache, hi)
+						if err := c.Metrics[i].CheckFinite(); err != nil {
+							return fmt.Errorf("at ratio %g: %w", c.Ratio, err)
+						}
 					}
 					return nil
 				}()
@@ -334,7 +349,7 @@ func evaluate(m *core.Model, heads []headID, ratios []float64, methods []string,
 			}
 			continue
 		}
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", quotePath(name), err)
 	}
 	for i := range cells {
 		if cells[i].NA != "" {
@@ -395,7 +410,7 @@ func progressBar(e *env, what string) (func(done, total int), func()) {
 // openModel checks -workers, loads the sample named by the positional
 // arguments, selects the -layer/-head heads and prepares the model: the
 // common start of run, sweep and curve.
-func openModel(e *env, pos []string, layer, head, workers int) (*sample.Sample, string, []headID, *core.Model, error) {
+func openModel(e *env, pos []string, layer, head, workers int, pf *paramFlags) (*sample.Sample, string, []headID, *core.Model, error) {
 	if workers < 0 {
 		return nil, "", nil, nil, usagef("-workers %d: want >= 0", workers)
 	}
@@ -407,7 +422,7 @@ func openModel(e *env, pos []string, layer, head, workers int) (*sample.Sample, 
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
-	m, err := newModel(s, name)
+	m, err := newModel(s, name, *pf.maxMem)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -97,7 +98,7 @@ func cmdCurve(e *env, args []string) error {
 	ratiosFlag := fs.String("ratios", defaultCurveRatios, "comma-separated compression ratios in (0, 1]")
 	layer := fs.Int("layer", -1, "only this layer (-1: all)")
 	head := fs.Int("head", -1, "only this query head (-1: all)")
-	out := fs.String("o", "curve.png", "output PNG file")
+	out := fs.String("o", "curve.png", "output PNG file (- for standard output)")
 	yscale := fs.String("y", "auto", "y axis: auto, log or linear")
 	workers := fs.Int("workers", 0, "goroutines (0: all CPUs)")
 	pf := addParamFlags(fs)
@@ -119,12 +120,15 @@ func cmdCurve(e *env, args []string) error {
 	if *yscale != "auto" && *yscale != "log" && *yscale != "linear" {
 		return usagef("-y %q: want auto, log or linear", *yscale)
 	}
-	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers)
+	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers, pf)
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{name}, [2]string{"o", *out}); err != nil {
+		return err
+	}
 	prog, endProg := progressBar(e, "curve")
-	cells, err := evaluate(m, heads, ratios, methods, pf.params, *workers, prog)
+	cells, err := evaluate(m, name, heads, ratios, methods, pf.params, *workers, prog)
 	endProg()
 	if err != nil {
 		return err
@@ -145,10 +149,14 @@ func cmdCurve(e *env, args []string) error {
 	if dropped > 0 {
 		fmt.Fprintf(e.stderr, "haeols: curve: %d point(s) with err 0 left out of the log axis\n", dropped)
 	}
-	if err := writeFileAtomic(*out, pngData); err != nil {
-		return fmt.Errorf("-o: %w", err)
+	err = writeOutput("o", *out, e.stdout, []string{name}, func(w io.Writer) error {
+		_, err := w.Write(pngData)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %d methods x %d ratios, %s\n", *out, len(methods), len(ratios), what)
+	fmt.Fprintf(e.reportTo(*out), "wrote %s: %d methods x %d ratios, %s\n", quotePath(*out), len(methods), len(ratios), what)
 	return nil
 }
 

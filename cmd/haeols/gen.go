@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 
@@ -64,7 +65,7 @@ func cmdGen(e *env, args []string) error {
 	preset := fs.String("preset", "default", "generator preset: "+presetNames())
 	seed := fs.Uint64("seed", 1, "random seed")
 	dtype := fs.String("dtype", sample.F16, "stored number type: F32, F16 or BF16")
-	out := fs.String("o", "", "output file (default PRESET.safetensors)")
+	out := fs.String("o", "", "output file (default PRESET.safetensors; - for standard output)")
 	layers := fs.Int("layers", 0, "layers (0: the preset's)")
 	heads := fs.Int("heads", 0, "query heads (0: the preset's)")
 	kvHeads := fs.Int("kv-heads", 0, "KV heads, dividing -heads (0: the preset's)")
@@ -113,11 +114,14 @@ func cmdGen(e *env, args []string) error {
 	if path == "" {
 		path = cfg.Preset + ".safetensors"
 	}
-	if err := sample.WriteFile(path, s, *dtype); err != nil {
-		return err // a *sample.Error naming the file
+	err = writeOutput("o", path, e.stdout, nil, func(w io.Writer) error {
+		return sample.WriteSafetensors(w, s, *dtype)
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: preset %s seed %d, %d layers x %d heads (%d KV), N=%d (prefix %d + %d probes), d=%d, %s\n",
-		path, cfg.Preset, cfg.Seed, s.L, s.H, s.HKV, s.N, s.Prefix(), s.N-s.Prefix(), s.D, *dtype)
+	fmt.Fprintf(e.reportTo(path), "wrote %s: preset %s seed %d, %d layers x %d heads (%d KV), N=%d (prefix %d + %d probes), d=%d, %s\n",
+		quotePath(path), cfg.Preset, cfg.Seed, s.L, s.H, s.HKV, s.N, s.Prefix(), s.N-s.Prefix(), s.D, *dtype)
 	return nil
 }
 

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -370,7 +370,7 @@ func cmdHeatmap(e *env, args []string) error {
 	head := fs.Int("head", 0, "query head")
 	method := fs.String("method", "hae-ols", "method: "+strings.Join(core.MethodNames(), ", "))
 	ratio := fs.Float64("ratio", 0.3, "compression ratio in (0, 1]")
-	out := fs.String("o", "heatmap.png", "output PNG file")
+	out := fs.String("o", "heatmap.png", "output PNG file (- for standard output)")
 	floor := fs.Float64("floor", defaultLog, "lowest attention shown, in (0, 0.1]: the colour scale is log10 from it to 1")
 	pf := addParamFlags(fs)
 	pos, err := parse(e, fs, args, heatmapUsage, 1)
@@ -394,19 +394,22 @@ func cmdHeatmap(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{name}, [2]string{"o", *out}); err != nil {
+		return err
+	}
 	if _, err := selectHeads(s, *layer, *head, name); err != nil || *layer < 0 || *head < 0 {
 		if err == nil {
 			err = usagef("-layer %d / -head %d: want one head (layers 0..%d, heads 0..%d)", *layer, *head, s.L-1, s.H-1)
 		}
 		return err
 	}
-	m, err := newModel(s, name)
+	m, err := newModel(s, name, *pf.maxMem)
 	if err != nil {
 		return err
 	}
 	g, hi, err := m.Head(*layer, *head)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", quotePath(name), err)
 	}
 	mt, cache, err := m.Run(*method, p, *layer, *head)
 	if errors.Is(err, core.ErrDoesNotFit) {
@@ -421,8 +424,11 @@ func cmdHeatmap(e *env, args []string) error {
 		}
 		return usagef("-method %s needs q, k and v; %s holds attention only (methods that work on it: %s)", *method, name, strings.Join(ok, ", "))
 	}
+	if err == nil {
+		err = mt.CheckFinite()
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", quotePath(name), err)
 	}
 	img, err := renderHeatmap(heatmapInput{
 		Sample: displayName(name), Layer: *layer, Head: *head, Method: *method, Metrics: mt, Cache: cache,
@@ -431,13 +437,15 @@ func cmdHeatmap(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		return fmt.Errorf("-o %s: encoding PNG: %w", *out, err)
+	err = writeOutput("o", *out, e.stdout, []string{name}, func(w io.Writer) error {
+		if err := png.Encode(w, img); err != nil {
+			return fmt.Errorf("encoding PNG: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if err := writeFileAtomic(*out, b.Bytes()); err != nil {
-		return fmt.Errorf("-o: %w", err)
-	}
-	fmt.Fprintf(e.stdout, "wrote %s (%dx%d): layer %d head %d, %s at ratio %g, %s %s\n", *out, img.Bounds().Dx(), img.Bounds().Dy(), *layer, *head, *method, *ratio, errName(mt.Metric), fmtFloat(mt.Err))
+	fmt.Fprintf(e.reportTo(*out), "wrote %s (%dx%d): layer %d head %d, %s at ratio %g, %s %s\n", quotePath(*out), img.Bounds().Dx(), img.Bounds().Dy(), *layer, *head, *method, *ratio, errName(mt.Metric), fmtFloat(mt.Err))
 	return nil
 }

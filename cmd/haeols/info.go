@@ -27,7 +27,7 @@ func cmdInfo(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%-12s %s", "file", name)
+	fmt.Fprintf(e.stdout, "%-12s %s", "file", quotePath(name))
 	if len(pos) == 1 {
 		if fi, err := os.Stat(pos[0]); err == nil {
 			fmt.Fprintf(e.stdout, " (%s)", byteSize(fi.Size()))

@@ -60,11 +60,11 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers)
+	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers, pf)
 	if err != nil {
 		return err
 	}
-	cells, err := evaluate(m, heads, []float64{*ratio}, methods, pf.params, *workers, nil)
+	cells, err := evaluate(m, name, heads, []float64{*ratio}, methods, pf.params, *workers, nil)
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, met
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("encoding JSON: %w", err)
+		return fmt.Errorf("%s: encoding JSON: %w", quotePath(name), err)
 	}
 	return nil
 }

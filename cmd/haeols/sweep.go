@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,40 +60,42 @@ func cmdSweep(e *env, args []string) error {
 	if _, err := pf.params(ratios[0]); err != nil {
 		return err
 	}
-	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers)
+	s, name, heads, m, err := openModel(e, pos, *layer, *head, *workers, pf)
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([]string{name}, [2]string{"csv", *csvPath}, [2]string{"json", *jsonPath}); err != nil {
+		return err
+	}
 	prog, endProg := progressBar(e, "sweep")
-	cells, err := evaluate(m, heads, ratios, methods, pf.params, *workers, prog)
+	cells, err := evaluate(m, name, heads, ratios, methods, pf.params, *workers, prog)
 	endProg()
 	if err != nil {
 		return err
 	}
 	if *csvPath != "" {
-		var b bytes.Buffer
-		if err := writeSweepCSV(&b, metricOf(s), heads, cells); err != nil {
-			return fmt.Errorf("-csv %s: %w", *csvPath, err)
-		}
-		if err := writeFileAtomic(*csvPath, b.Bytes()); err != nil {
-			return fmt.Errorf("-csv: %w", err)
+		err := writeOutput("csv", *csvPath, e.stdout, []string{name}, func(w io.Writer) error {
+			return writeSweepCSV(w, metricOf(s), heads, cells)
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if *jsonPath != "" {
 		p, _ := pf.params(ratios[0])
-		var b bytes.Buffer
-		if err := writeSweepJSON(&b, s, name, toJSONParams(p), ratios, methods, cells); err != nil {
-			return fmt.Errorf("-json %s: %w", *jsonPath, err)
-		}
-		if err := writeFileAtomic(*jsonPath, b.Bytes()); err != nil {
-			return fmt.Errorf("-json: %w", err)
+		err := writeOutput("json", *jsonPath, e.stdout, []string{name}, func(w io.Writer) error {
+			return writeSweepJSON(w, s, name, toJSONParams(p), ratios, methods, cells)
+		})
+		if err != nil {
+			return err
 		}
 	}
+	w := e.reportTo(*csvPath, *jsonPath)
 	if metricOf(s) == core.MetricLostMass {
-		fmt.Fprint(e.stdout, lostMassNote)
+		fmt.Fprint(w, lostMassNote)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s over %d head(s), mean / max of one head\n", name, errName(metricOf(s)), len(heads))
-	printSweepSummary(e.stdout, ratios, methods, cells)
+	fmt.Fprintf(w, "%s: %s over %d head(s), mean / max of one head\n", quotePath(name), errName(metricOf(s)), len(heads))
+	printSweepSummary(w, ratios, methods, cells)
 	return nil
 }
 
@@ -233,30 +232,4 @@ func printSweepSummary(w io.Writer, ratios []float64, methods []string, cells []
 			fmt.Fprintf(w, "n/a: %s at ratio %s: %s\n", name, strings.Join(at, ", "), reason)
 		}
 	}
-}
-
-// writeFileAtomic writes data to a temporary file next to path and renames
-// it into place, so that a failed run leaves no partial file.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	werr := f.Chmod(0o644)
-	if werr == nil {
-		_, werr = f.Write(data)
-	}
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, werr)
-	}
-	return nil
 }

@@ -12,14 +12,16 @@
 package llama
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/haeols/haeols/core/xmath"
 	"io"
 	"math"
-	"os"
 	"strings"
+
+	"github.com/haeols/haeols/core/xmath"
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // Limits checked on the header before anything is allocated, so that a
@@ -268,23 +270,55 @@ func (m *Model) initFreq() {
 // without the RoPE tables) before the weights are allocated, and every
 // weight must be finite.
 func Decode(name string, data []byte) (*Model, error) {
-	c, tables, err := parseHeader(data, int64(len(data)))
+	return decodeAt(name, bytes.NewReader(data), int64(len(data)))
+}
+
+// Load reads a legacy llama2.c checkpoint file. It refuses anything but a
+// regular file (a named pipe, a device, a directory) before opening it,
+// checks the header against the file's size and the limits before
+// allocating, then reads the weights in chunks straight into the model, so
+// that memory stays at the model's size; see Decode.
+func Load(path string) (*Model, error) {
+	f, size, err := inputs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("llama: %s: %w", path, err)
+	}
+	defer f.Close()
+	return decodeAt(path, f, size)
+}
+
+// decodeAt is Decode and Load: the checkpoint is the size bytes of r.
+func decodeAt(name string, r io.ReaderAt, size int64) (*Model, error) {
+	hdr := make([]byte, HeaderSize)
+	n, err := r.ReadAt(hdr, 0)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("llama: %s: reading the header: %w", name, err)
+	}
+	c, tables, err := parseHeader(hdr[:n], size)
 	if err != nil {
 		return nil, fmt.Errorf("llama: %s: %w", name, err)
 	}
 	m := newModel(name, c)
 	off := int64(HeaderSize)
+	buf := make([]byte, 64<<10)
 	read := func(t tensor) error {
 		dst := *t.p
-		src := data[off : off+4*t.n]
-		for i := range dst {
-			v := math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-			if v != v || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("llama: %s: %w: tensor %s: non-finite weight %v at index %d", name, ErrNotCheckpoint, t.name, v, i)
+		for i0 := 0; i0 < len(dst); {
+			k := min(len(dst)-i0, len(buf)/4)
+			src := buf[:4*k]
+			if _, err := r.ReadAt(src, off); err != nil && !(err == io.EOF && off+int64(len(src)) == size) {
+				return fmt.Errorf("llama: %s: reading tensor %s at byte %d: %w", name, t.name, off, err)
 			}
-			dst[i] = v
+			for i := range k {
+				v := math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+				if v != v || math.IsInf(float64(v), 0) {
+					return fmt.Errorf("llama: %s: %w: tensor %s: non-finite weight %v at index %d", name, ErrNotCheckpoint, t.name, v, i0+i)
+				}
+				dst[i0+i] = v
+			}
+			i0 += k
+			off += int64(4 * k)
 		}
-		off += 4 * t.n
 		return nil
 	}
 	for _, t := range m.tensors() {
@@ -301,34 +335,6 @@ func Decode(name string, data []byte) (*Model, error) {
 		}
 	}
 	return m, nil
-}
-
-// Load reads a legacy llama2.c checkpoint file. The header and the file
-// size are checked before the file is read; see Decode.
-func Load(path string) (*Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
-	}
-	hdr := make([]byte, HeaderSize)
-	n, err := io.ReadFull(f, hdr)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("llama: %s: reading the header: %w", path, err)
-	}
-	if _, _, err := parseHeader(hdr[:n], fi.Size()); err != nil {
-		return nil, fmt.Errorf("llama: %s: %w", path, err)
-	}
-	data := make([]byte, fi.Size())
-	copy(data, hdr)
-	if _, err := io.ReadFull(f, data[HeaderSize:]); err != nil {
-		return nil, fmt.Errorf("llama: %s: reading the weights: %w", path, err)
-	}
-	return Decode(path, data)
 }
 
 // MarshalBinary encodes m as a legacy llama2.c checkpoint (export version

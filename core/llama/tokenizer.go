@@ -4,10 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // MaxTokenizerBytes bounds the size of a tokenizer file LoadTokenizer reads.
@@ -208,18 +210,21 @@ func DecodeTokenizer(name string, data []byte, vocab int) (*Tokenizer, error) {
 
 // LoadTokenizer reads a llama2.c tokenizer file, taking every token it
 // holds (DecodeTokenizer with vocab 0); Capture.Sample checks that the
-// count matches the model. Files over MaxTokenizerBytes are refused unread.
+// count matches the model. Anything but a regular file (a named pipe, a
+// device, a directory) is refused before it is opened, and files over
+// MaxTokenizerBytes are refused unread.
 func LoadTokenizer(path string) (*Tokenizer, error) {
-	fi, err := os.Stat(path)
+	f, size, err := inputs.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
+		return nil, fmt.Errorf("llama: %s: %w", path, err)
 	}
-	if fi.Size() > MaxTokenizerBytes {
-		return nil, fmt.Errorf("llama: %s: %w: %d bytes, more than the %d this reader accepts", path, ErrNotTokenizer, fi.Size(), MaxTokenizerBytes)
+	defer f.Close()
+	if size > MaxTokenizerBytes {
+		return nil, fmt.Errorf("llama: %s: %w: %d bytes, more than the %d this reader accepts", path, ErrNotTokenizer, size, MaxTokenizerBytes)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("llama: %w", err)
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, fmt.Errorf("llama: %s: reading: %w", path, err)
 	}
 	return DecodeTokenizer(path, data, 0)
 }

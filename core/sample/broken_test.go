@@ -49,6 +49,20 @@ var brokenCases = []brokenCase{
 	{"duplicate_key.safetensors", func(testing.TB) []byte {
 		return st(header("", tinfo("q", "F32", []int{2, 2}, 0, 16), tinfo("q", "F32", []int{2, 2}, 0, 16)), f32s(4))
 	}, "", "", []string{`duplicate key "q"`}},
+	{"header_bad_utf8.safetensors", func(testing.TB) []byte { return qkvST("{\"model\":\"a\xffb\"}") }, "", "",
+		[]string{"safetensors: header: not valid UTF-8 (byte 27 of "}},
+	{"metadata_duplicate_key.safetensors", func(testing.TB) []byte { return qkvST(`{"model":"a","model":"b"}`) }, "", "",
+		[]string{`safetensors: header: duplicate key "model" in "__metadata__"`}},
+	{"tensor_info_duplicate_key.safetensors", func(testing.TB) []byte {
+		return st(`{"attn":{"dtype":"F32","shape":[2,2],"dtype":"F16","data_offsets":[0,16]}}`, f32s(4))
+	}, "", "", []string{`safetensors: header: duplicate key "dtype" in "attn"`}},
+	{"header_length_2_63.safetensors", func(testing.TB) []byte {
+		b := qkvST("")
+		copy(b, []byte{0, 0, 0, 0, 0, 0, 0, 0x80})
+		return b
+	}, "", "", []string{"header length 9223372036854775808 exceeds the 104857600-byte limit"}},
+	{"header_zero_length.safetensors", func(testing.TB) []byte { return make([]byte, 64) }, "", "",
+		[]string{"safetensors: header does not start with '{'"}},
 	{"no_tensors.safetensors", func(testing.TB) []byte { return st(`{"__metadata__":{"model":"x"}}`, nil) }, "", "",
 		[]string{"no tensors"}},
 	// safetensors: tensor entries.
@@ -259,6 +273,12 @@ var brokenCases = []brokenCase{
 	{"npz_size_lies.npz", func(t testing.TB) []byte {
 		return npz(t, member{name: "attn.npy", data: npyF32(4, 4), method: zip.Deflate, usize: 4096})
 	}, "attn", "", []string{"3968 bytes of data, shape [4 4] dtype <f4 needs 64"}},
+	{"npz_inflates_past_declared.npz", func(t testing.TB) []byte {
+		// The header and the declared size say [4 4] (192 bytes); the
+		// deflated stream holds 1 MiB more, which is never inflated.
+		data := append(npyF32(4, 4), make([]byte, 1<<20)...)
+		return npz(t, member{name: "attn.npy", data: data, method: zip.Deflate, usize: 192})
+	}, "attn", "", []string{`reading data after all 16 elements: npz: member "attn.npy" inflates past its declared 192 bytes, or is corrupt: zip: not a valid zip file`}},
 	{"npz_stored_size_lies.npz", func(t testing.TB) []byte {
 		return npz(t, member{name: "attn.npy", data: npyF32(4, 4), method: zip.Store, usize: 1 << 30})
 	}, "attn", "", []string{"stored with compressed size 192 but uncompressed size 1073741824"}},

@@ -7,28 +7,26 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/haeols/haeols/core/half"
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // Read reads the sample file at path (safetensors, .npz or .npy; see Decode).
-// It refuses anything that is not a regular file.
+// It refuses anything that is not a regular file (a directory, a named pipe,
+// a device) before opening it, and reads the file in place: the header
+// first, checked against the file's size and the limits, then each tensor
+// in chunks straight into the sample, so that memory stays within the
+// sample's size (see Decode) whatever the file claims.
 func Read(path string) (*Sample, error) {
-	fi, err := os.Stat(path)
+	f, size, err := inputs.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, &Error{File: path, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &Error{File: path, Err: err}
-	}
-	return Decode(path, data)
+	defer f.Close()
+	return DecodeReaderAt(path, f, size)
 }
 
 // Decode decodes a sample file held in data. The format is told by the magic
@@ -40,36 +38,53 @@ func Read(path string) (*Sample, error) {
 // attn [L,H,N,N] in F32, F16, BF16 or F64, and the string-valued __metadata__
 // (keys in the Key constants; others go to Meta.Extra). attn may also be
 // [H,N,N] (L = 1) or [N,N] (L = H = 1). Any other tensor name is an error. The
-// data offsets must tile the data section exactly, in any order.
+// data offsets must tile the data section exactly, in any order. The JSON
+// header must be valid UTF-8 with no key twice in any object.
 //
 // .npz: a zip (stored or deflated) of q.npy, k.npy, v.npy and/or attn.npy with
 // the same shapes; .npy: one attention tensor [N,N], [H,N,N] or [L,H,N,N].
 // Arrays are float16, float32 or float64 of either byte order, in C order.
 // These formats carry no metadata, so the defaults of Meta apply.
 //
-// Everything the header claims is checked against the data before any large
-// allocation (so memory stays within a small multiple of len(data); for a
-// deflated .npz member, see MaxInflateRatio); then the numbers are decoded and
-// the sample must pass Validate. Every error is an *Error naming the file, the
-// tensor or metadata key, and the problem. Decode does not keep a reference to
-// data, and does not panic: should a bug make it, the panic comes back as an
-// *Error saying "internal error".
-func Decode(name string, data []byte) (s *Sample, err error) {
+// Everything the header claims is checked against the size of the data and
+// against the limits (MaxHeader, MaxDim, MaxElements for the whole sample)
+// before any large allocation, so memory stays within the decoded sample (at
+// most 4 x MaxElements bytes, and at most 2 x the data's size but for .npz,
+// whose deflated members are bounded by MaxInflateRatio) plus one chunk;
+// a deflated .npz member is inflated only up to the size its header
+// declares. Then the numbers are decoded and the sample must pass Validate.
+// Every error is an *Error naming the file, the tensor or metadata key, and
+// the problem. Decode does not keep a reference to data, and does not panic:
+// should a bug make it, the panic comes back as an *Error saying "internal
+// error".
+func Decode(name string, data []byte) (*Sample, error) {
+	return DecodeReaderAt(name, bytes.NewReader(data), int64(len(data)))
+}
+
+// DecodeReaderAt is Decode reading the size bytes of r in place: it reads
+// the header, checks it, then reads each tensor's bytes in chunks, and never
+// reads r whole. Read uses it on the open file.
+func DecodeReaderAt(name string, r io.ReaderAt, size int64) (s *Sample, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s, err = nil, &Error{File: name, Err: fmt.Errorf("internal error (please report): %v", p)}
 		}
 	}()
-	if len(data) == 0 {
+	if size <= 0 {
 		return nil, &Error{File: name, Err: errors.New("empty file")}
 	}
-	switch detect(name, data) {
+	var head [16]byte
+	n, err := r.ReadAt(head[:min(int64(len(head)), size)], 0)
+	if err != nil && !(err == io.EOF && int64(n) == min(int64(len(head)), size)) {
+		return nil, &Error{File: name, Err: fmt.Errorf("reading the first bytes: %w", err)}
+	}
+	switch detect(name, head[:n]) {
 	case "safetensors":
-		s, err = decodeSafetensors(data)
+		s, err = decodeSafetensors(r, size)
 	case "npz":
-		s, err = decodeNPZ(data)
+		s, err = decodeNPZ(r, size)
 	case "npy":
-		s, err = decodeNPY(data)
+		s, err = decodeNPY(r, size)
 	default:
 		err = errors.New("unknown format: want .safetensors, .npz or .npy")
 	}
@@ -88,7 +103,8 @@ const (
 	zipEmpty = "PK\x05\x06"
 )
 
-// detect returns "safetensors", "npz", "npy" or "".
+// detect returns "safetensors", "npz", "npy" or "", from name and the first
+// bytes of the file.
 func detect(name string, data []byte) string {
 	switch {
 	case bytes.HasPrefix(data, []byte(npyMagic)):
@@ -144,9 +160,8 @@ type raw struct {
 	dt    dtype
 	shape []int // as stored, each dimension in [1, MaxDim]
 	n     int   // elements, at most MaxElements
-	data  []byte
-	// open, when data is nil, returns a reader of exactly n*dt.size bytes
-	// followed by the reader's own end-of-data check (io.EOF).
+	// open returns a reader of exactly n*dt.size bytes followed by the
+	// reader's own end-of-data check (io.EOF).
 	open func() (io.ReadCloser, error)
 }
 
@@ -217,6 +232,13 @@ func assemble(ts []*raw, meta Meta) (*Sample, error) {
 		}
 		s.L, s.H, s.N = sh[0], sh[1], sh[2]
 	}
+	total := 0
+	for _, t := range ts {
+		total += t.n // each at most MaxElements: no overflow
+	}
+	if total > MaxElements {
+		return nil, fmt.Errorf("the tensors hold %d elements in all, more than MaxElements = %d that a sample may hold (%s of float32)", total, MaxElements, byteCount(4*MaxElements))
+	}
 	names := map[string]string{}
 	for _, t := range ts {
 		x, err := t.decode()
@@ -279,18 +301,12 @@ const chunk = 64 << 10
 
 // decode converts the tensor's numbers to float32.
 func (t *raw) decode() ([]float32, error) {
-	x := make([]float32, t.n)
-	if t.data != nil {
-		if err := t.convert(x, t.data, 0); err != nil {
-			return nil, err
-		}
-		return x, nil
-	}
 	rc, err := t.open()
 	if err != nil {
 		return nil, &Error{Tensor: t.name, Err: err}
 	}
 	defer rc.Close()
+	x := make([]float32, t.n)
 	buf := make([]byte, min(chunk, t.n*t.dt.size))
 	per := len(buf) / t.dt.size
 	for off := 0; off < t.n; off += per {
@@ -349,4 +365,15 @@ func (t *raw) convert(dst []float32, src []byte, off int) error {
 		return &Error{Tensor: t.name, Err: fmt.Errorf("internal: no decoder for dtype %s", t.dt.name)}
 	}
 	return nil
+}
+
+// byteCount formats a size in bytes for messages: "4 GiB", "96 MiB", "512 bytes".
+func byteCount(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.4g MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -252,27 +252,21 @@ func (p *pyParser) tuple() ([]int, error) {
 	}
 }
 
-// decodeNPY decodes a .npy file holding one attention tensor.
-func decodeNPY(data []byte) (*Sample, error) {
-	t, err := npyTensor("attn", data)
+// decodeNPY decodes a .npy file of size bytes, read from r, holding one
+// attention tensor.
+func decodeNPY(r io.ReaderAt, size int64) (*Sample, error) {
+	const name = "attn"
+	h, err := readNPYHeader(io.NewSectionReader(r, 0, size), name, size)
 	if err != nil {
 		return nil, err
 	}
+	t, err := npyRaw(name, h, size)
+	if err != nil {
+		return nil, err
+	}
+	sec := io.NewSectionReader(r, int64(h.size), size-int64(h.size))
+	t.open = func() (io.ReadCloser, error) { return io.NopCloser(sec), nil }
 	return assemble([]*raw{t}, Meta{})
-}
-
-// npyTensor checks a whole in-memory .npy array as tensor name.
-func npyTensor(name string, data []byte) (*raw, error) {
-	h, err := readNPYHeader(bytes.NewReader(data), name, int64(len(data)))
-	if err != nil {
-		return nil, err
-	}
-	t, err := npyRaw(name, h, int64(len(data)))
-	if err != nil {
-		return nil, err
-	}
-	t.data = data[h.size:]
-	return t, nil
 }
 
 // npyRaw checks the header's shape against an array of total bytes.

@@ -2,7 +2,6 @@ package sample
 
 import (
 	"archive/zip"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -18,16 +17,17 @@ const (
 	MinInflateLimit = 64 << 20
 )
 
-// decodeNPZ decodes a zip of q.npy, k.npy, v.npy and/or attn.npy.
-func decodeNPZ(data []byte) (*Sample, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+// decodeNPZ decodes a zip of q.npy, k.npy, v.npy and/or attn.npy, of size
+// bytes read from r.
+func decodeNPZ(r io.ReaderAt, size int64) (*Sample, error) {
+	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, fmt.Errorf("npz: not a readable zip file: %w", err)
 	}
 	var ts []*raw
 	seen := map[string]bool{}
 	for _, f := range zr.File {
-		t, err := npzMember(f, int64(len(data)))
+		t, err := npzMember(f, size)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,24 @@ func npzMember(f *zip.File, total int64) (*raw, error) {
 			rc.Close()
 			return nil, fmt.Errorf("npz: member %q: %w", f.Name, err)
 		}
-		return rc, nil
+		return &memberReader{rc, f.Name, usize}, nil
 	}
 	return t, nil
+}
+
+// memberReader says what archive/zip's bare ErrFormat means while reading a
+// member's data: the member inflates past the size its header declares
+// (where the zip reader stops it) or its data is corrupt.
+type memberReader struct {
+	io.ReadCloser
+	name  string
+	usize uint64
+}
+
+func (m *memberReader) Read(p []byte) (int, error) {
+	n, err := m.ReadCloser.Read(p)
+	if errors.Is(err, zip.ErrFormat) {
+		err = fmt.Errorf("npz: member %q inflates past its declared %d bytes, or is corrupt: %w", m.name, m.usize, err)
+	}
+	return n, err
 }

@@ -10,28 +10,41 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxHeader is the largest safetensors JSON header a reader accepts, in bytes
 // (the limit of the reference implementation).
 const MaxHeader = 100 << 20
 
-// decodeSafetensors parses a safetensors file: an 8-byte little-endian header
-// length, the JSON header, then the data section.
-func decodeSafetensors(data []byte) (*Sample, error) {
-	if len(data) < 8 {
-		return nil, fmt.Errorf("safetensors: file is %d bytes, too short for the 8-byte header length", len(data))
+// decodeSafetensors parses a safetensors file of size bytes read from r: an
+// 8-byte little-endian header length, the JSON header, then the data
+// section. Only the header is read here; each tensor's open reads its bytes.
+func decodeSafetensors(r io.ReaderAt, size int64) (*Sample, error) {
+	if size < 8 {
+		return nil, fmt.Errorf("safetensors: file is %d bytes, too short for the 8-byte header length", size)
 	}
-	hl := binary.LittleEndian.Uint64(data)
+	var pre [9]byte
+	if _, err := r.ReadAt(pre[:min(9, size)], 0); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("safetensors: reading the header length: %w", err)
+	}
+	hl := binary.LittleEndian.Uint64(pre[:])
 	switch {
 	case hl > MaxHeader:
 		return nil, fmt.Errorf("safetensors: header length %d exceeds the %d-byte limit", hl, MaxHeader)
-	case hl > uint64(len(data)-8):
-		return nil, fmt.Errorf("safetensors: header length %d runs past the end of the %d-byte file (truncated?)", hl, len(data))
-	case hl < 2 || data[8] != '{':
+	case hl > uint64(size-8):
+		return nil, fmt.Errorf("safetensors: header length %d runs past the end of the %d-byte file (truncated?)", hl, size)
+	case hl < 2 || pre[8] != '{':
 		return nil, fmt.Errorf("safetensors: header does not start with '{'")
 	}
-	header, body := data[8:8+hl], data[8+hl:]
+	header := make([]byte, hl)
+	if _, err := r.ReadAt(header, 8); err != nil && !(err == io.EOF && int64(8+hl) == size) {
+		return nil, fmt.Errorf("safetensors: reading the %d-byte header: %w", hl, err)
+	}
+	base, bodySize := int64(8+hl), size-int64(8+hl)
+	if err := checkJSON(header); err != nil {
+		return nil, fmt.Errorf("safetensors: header: %w", err)
+	}
 	entries, err := parseObject(header)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: header: %w", err)
@@ -49,11 +62,12 @@ func decodeSafetensors(data []byte) (*Sample, error) {
 			}
 			continue
 		}
-		t, off, err := parseTensorInfo(e.key, e.value, len(body))
+		t, off, err := parseTensorInfo(e.key, e.value, bodySize)
 		if err != nil {
 			return nil, err
 		}
-		t.data = body[off[0]:off[1]]
+		sec := io.NewSectionReader(r, base+int64(off[0]), int64(off[1]-off[0]))
+		t.open = func() (io.ReadCloser, error) { return io.NopCloser(sec), nil }
 		ts = append(ts, t)
 		span[t] = off
 	}
@@ -72,14 +86,92 @@ func decodeSafetensors(data []byte) (*Sample, error) {
 		}
 		end = off[1]
 	}
-	if end != uint64(len(body)) {
-		return nil, fmt.Errorf("safetensors: %d bytes of data after the last tensor (data section %d bytes, tensors end at %d)", uint64(len(body))-end, len(body), end)
+	if end != uint64(bodySize) {
+		return nil, fmt.Errorf("safetensors: %d bytes of data after the last tensor (data section %d bytes, tensors end at %d)", uint64(bodySize)-end, bodySize, end)
 	}
 	m, err := decodeMeta(meta)
 	if err != nil {
 		return nil, err
 	}
 	return assemble(ts, m)
+}
+
+// checkJSON checks what encoding/json lets pass: the header must be valid
+// UTF-8 (json would turn bad bytes into U+FFFD silently) and no object, at
+// any depth, may hold a key twice (json keeps the last).
+func checkJSON(b []byte) error {
+	if !utf8.Valid(b) {
+		i := 0
+		for i < len(b) {
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("not valid UTF-8 (byte %d of %d is 0x%02x)", i, len(b), b[i])
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type obj struct {
+		path string
+		keys map[string]bool
+		key  bool // the next string token is a key
+	}
+	var stack []*obj
+	path := func() string {
+		if len(stack) == 0 || stack[len(stack)-1].path == "" {
+			return "the header object"
+		}
+		return stack[len(stack)-1].path
+	}
+	last := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return nil // the parsers below report syntax errors in context
+		}
+		var top *obj
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				p := ""
+				if top != nil {
+					p = strings.TrimPrefix(top.path+"."+last, ".")
+				}
+				if t == '[' {
+					stack = append(stack, &obj{path: p})
+				} else {
+					stack = append(stack, &obj{path: p, keys: map[string]bool{}, key: true})
+				}
+				continue
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.keys != nil && top.key {
+				if top.keys[t] {
+					if top.path == "" {
+						return fmt.Errorf("duplicate key %q", t)
+					}
+					return fmt.Errorf("duplicate key %q in %q", t, path())
+				}
+				top.keys[t] = true
+				top.key = false
+				last = t
+				continue
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
 }
 
 type entry struct {
@@ -131,7 +223,7 @@ func parseObject(b []byte) ([]entry, error) {
 
 // parseTensorInfo parses {"dtype": ..., "shape": [...], "data_offsets":
 // [begin, end]} and checks it against a data section of size n.
-func parseTensorInfo(name string, v json.RawMessage, n int) (*raw, [2]uint64, error) {
+func parseTensorInfo(name string, v json.RawMessage, n int64) (*raw, [2]uint64, error) {
 	var off [2]uint64
 	fail := func(format string, a ...any) (*raw, [2]uint64, error) {
 		return nil, off, &Error{Tensor: name, Err: fmt.Errorf(format, a...)}

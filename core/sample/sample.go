@@ -22,8 +22,9 @@ const Format = "1"
 
 // Limits on what a reader accepts, checked before any large allocation.
 const (
-	// MaxElements is the largest tensor (in elements) a sample may hold;
-	// readers check it before allocating, and Validate checks it too.
+	// MaxElements is the most elements a sample may hold, its tensors
+	// together (4 GiB of float32); readers check it before allocating, and
+	// Validate checks it too.
 	MaxElements = 1 << 30
 	// MaxDim is the largest single dimension a reader accepts.
 	MaxDim = 1 << 22
@@ -187,6 +188,7 @@ func (s *Sample) Validate() error {
 	if s.HasAttn() {
 		ts = append(ts, tensor{"attn", s.Attn, []int{s.L, s.H, s.N, s.N}})
 	}
+	total := 0
 	for _, t := range ts {
 		want := elements(t.shape)
 		if want < 0 {
@@ -195,6 +197,10 @@ func (s *Sample) Validate() error {
 		if len(t.x) != want {
 			return &Error{Tensor: t.name, Err: fmt.Errorf("has %d elements, shape %v needs %d", len(t.x), t.shape, want)}
 		}
+		total += want
+	}
+	if total > MaxElements {
+		return &Error{Err: fmt.Errorf("the tensors hold %d elements in all, more than MaxElements = %d", total, MaxElements)}
 	}
 	if err := s.validateMeta(); err != nil {
 		return err

@@ -5,25 +5,30 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/haeols/haeols/internal/termsafe"
 )
 
 // Summary describes s for people (haeols info): shapes, dtype as read, the
 // prefix/probe split, the scale, tokens, needles and the rest of the metadata,
-// one "label  value" line each. It says where a value is a default. It does
-// not validate s and never panics on a malformed one.
+// one "label  value" line each. It says where a value is a default. Every
+// string from the file is printed terminal-safe (package internal/termsafe:
+// control characters escaped), so metadata cannot forge lines or send
+// escape sequences. It does not validate s and never panics on a malformed
+// one.
 func Summary(s *Sample) string {
 	var b strings.Builder
 	line := func(label, format string, a ...any) {
 		fmt.Fprintf(&b, "%-12s %s\n", label, fmt.Sprintf(format, a...))
 	}
 	if s.Meta.Model != "" {
-		line("model", "%s", s.Meta.Model)
+		line("model", "%s", termsafe.String(s.Meta.Model))
 	}
 	if s.Meta.Source != "" {
-		line("source", "%s", s.Meta.Source)
+		line("source", "%s", termsafe.String(s.Meta.Source))
 	}
 	if s.Meta.Description != "" {
-		line("description", "%s", s.Meta.Description)
+		line("description", "%s", termsafe.String(s.Meta.Description))
 	}
 	if s.HasQKV() {
 		group := "?"
@@ -91,7 +96,7 @@ func Summary(s *Sample) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		line("meta", "%s = %q", k, s.Meta.Extra[k])
+		line("meta", "%s = %q", termsafe.String(k), s.Meta.Extra[k])
 	}
 	return b.String()
 }

@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/haeols/haeols/internal/inputs"
 	"strconv"
 	"strings"
 
@@ -71,13 +73,19 @@ func WriteSafetensors(w io.Writer, s *Sample, dtype string) error {
 }
 
 // WriteFile writes s to path with WriteSafetensors. It writes a temporary file
-// next to path and renames it, so path never holds a partial file.
+// next to path and renames it, so path never holds a partial file. It
+// refuses a path that exists and is not a regular file (a device, a named
+// pipe, a directory), which the rename would replace.
 func WriteFile(path string, s *Sample, dtype string) (err error) {
 	if _, err := writeDType(dtype); err != nil {
 		return withFile(path, err)
 	}
 	if err := s.Validate(); err != nil {
 		return withFile(path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// Renaming over a device or a named pipe would replace it.
+		return &Error{File: path, Err: fmt.Errorf("%w; WriteFile replaces regular files only (write to it with WriteSafetensors)", inputs.Regular(fi))}
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {

@@ -4,7 +4,21 @@
 // accepts its encoding: name.br with Content-Encoding: br (preferred), else
 // name.gz with Content-Encoding: gzip. WebAssembly files may be fetched
 // from any origin (Access-Control-Allow-Origin: *). It never lists
-// directories and never serves anything outside its root.
+// directories, serves regular files only, never a dotfile or anything in a
+// dot directory (such as web/dist/.built), and never anything outside its
+// root: Run serves the directory through os.Root, so a symbolic link that
+// leads out of it is refused like a path with "..".
+//
+// Headers (see pageHeaders): every answer says nosniff and no-referrer.
+// The embed page (embed.html, for an iframe in anyone's blog post) and the
+// heatmap page it and the app frame (heatmap.html) may be framed by any
+// site; every other page only by the site itself (frame-ancestors 'self',
+// X-Frame-Options SAMEORIGIN), since nothing else is meant to frame the app
+// and a page that cannot be framed cannot be clickjacked.
+//
+// Run times out slow clients (ReadHeaderTimeout, ReadTimeout, WriteTimeout,
+// IdleTimeout) so that connections that never read cannot pile up, and warns
+// when it listens beyond the loopback interface.
 package serve
 
 import (
@@ -78,6 +92,10 @@ func Handler(root fs.FS) http.Handler {
 				http.Error(w, "path outside the site", http.StatusBadRequest)
 				return
 			}
+			if strings.HasPrefix(seg, ".") {
+				http.NotFound(w, r) // dotfiles are not part of the site
+				return
+			}
 		}
 		name := strings.TrimPrefix(path.Clean(p), "/")
 		if name == "" {
@@ -104,10 +122,14 @@ func Handler(root fs.FS) http.Handler {
 				return
 			}
 		}
+		if !st.Mode().IsRegular() {
+			http.NotFound(w, r) // a FIFO or a device would block or never end
+			return
+		}
 		h := w.Header()
 		h.Set("Content-Type", ContentType(name))
-		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-cache")
+		pageHeaders(h, name)
 		if path.Ext(name) == ".wasm" {
 			// The app's heatmap page runs in a sandboxed iframe (an opaque
 			// origin, so that the browser gives it a thread of its own):
@@ -119,7 +141,7 @@ func Handler(root fs.FS) http.Handler {
 		if ext := path.Ext(name); ext != ".gz" && ext != ".br" {
 			for _, enc := range encodings {
 				est, err := fs.Stat(root, name+enc.ext)
-				if err != nil || est.IsDir() {
+				if err != nil || !est.Mode().IsRegular() {
 					continue
 				}
 				if h.Get("Vary") == "" {
@@ -153,6 +175,47 @@ func Handler(root fs.FS) http.Handler {
 		}
 		http.ServeContent(w, r, name, st.ModTime(), rs)
 	})
+}
+
+// frameableAnywhere are the pages any site may frame: the embed page is
+// made for iframes in blog posts, and the heatmap page is framed by it (so
+// by whatever frames it) and by the app.
+var frameableAnywhere = map[string]bool{"embed.html": true, "heatmap.html": true}
+
+// pageHeaders sets the security headers of the answer for file name:
+// nosniff and no-referrer everywhere; for an HTML page, who may frame it.
+func pageHeaders(h http.Header, name string) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	if !strings.HasPrefix(ContentType(name), "text/html") {
+		return
+	}
+	if frameableAnywhere[path.Base(name)] {
+		h.Set("Content-Security-Policy", "frame-ancestors *")
+		return
+	}
+	h.Set("Content-Security-Policy", "frame-ancestors 'self'")
+	h.Set("X-Frame-Options", "SAMEORIGIN")
+}
+
+// Timeouts of the server Run starts: a client must send its headers within
+// ReadHeaderTimeout and its request within ReadTimeout, take an answer (the
+// largest file is app.wasm, a few MB) within WriteTimeout, and a kept-alive
+// connection is closed after IdleTimeout.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 60 * time.Second
+	IdleTimeout       = 120 * time.Second
+)
+
+// timeouts are the ones newServer uses (the constants; tests shorten them).
+var timeouts = [4]time.Duration{ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout}
+
+// newServer is the server of Run for the site in root.
+func newServer(root fs.FS) *http.Server {
+	return &http.Server{Handler: Handler(root), ReadHeaderTimeout: timeouts[0], ReadTimeout: timeouts[1],
+		WriteTimeout: timeouts[2], IdleTimeout: timeouts[3], MaxHeaderBytes: 64 << 10}
 }
 
 // encodings are the precompressed copies looked for, preferred first.
@@ -218,7 +281,16 @@ func Run(ctx context.Context, addr, dir string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: Handler(os.DirFS(dir)), ReadHeaderTimeout: 10 * time.Second}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer root.Close()
+	srv := newServer(root.FS())
+	if w := exposure(ln.Addr()); w != "" {
+		fmt.Fprintf(out, "serve: warning: %s\n", w)
+	}
 	fmt.Fprintf(out, "serving %s on %s\n", dir, URL(ln.Addr()))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -234,8 +306,26 @@ func Run(ctx context.Context, addr, dir string, out io.Writer) error {
 	}
 }
 
+// exposure returns a warning when a listener's address is reachable from
+// other machines (not loopback), else "".
+func exposure(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return ""
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip != nil && ip.IsLoopback():
+		return ""
+	case host == "" || ip != nil && ip.IsUnspecified():
+		return fmt.Sprintf("listening on every interface (%s): any machine that can reach this one can load the site; use -addr 127.0.0.1:%s to keep it on this machine", a, port)
+	}
+	return fmt.Sprintf("listening on %s, which is not a loopback address: other machines may reach it; use -addr 127.0.0.1:%s to keep it on this machine", a, port)
+}
+
 // URL is the address to open in a browser for a listener's address; an
-// unspecified host (all interfaces) is shown as 127.0.0.1.
+// unspecified host (all interfaces) is shown as 127.0.0.1, which reaches it
+// from this machine (Run warns that others can too).
 func URL(a net.Addr) string {
 	host, port, err := net.SplitHostPort(a.String())
 	if err != nil {

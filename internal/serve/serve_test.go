@@ -238,3 +238,140 @@ func TestRunErrors(t *testing.T) {
 		}
 	}
 }
+
+// realSite makes a site directory with a secret file beside it, a link
+// inside pointing out to it, a link inside pointing to a file inside,
+// dotfiles and a named pipe, and returns the handler Run would use.
+func realSite(t *testing.T) http.Handler {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "dist")
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.WriteFile(filepath.Join(root, "index.html"), []byte("ok"), 0o644)
+	os.WriteFile(filepath.Join(root, "embed.html"), []byte("embed"), 0o644)
+	os.WriteFile(filepath.Join(root, "big.wasm"), bytes.Repeat([]byte("w"), 8<<20), 0o644)
+	os.WriteFile(filepath.Join(root, ".built"), []byte("SECRET dot"), 0o644)
+	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("SECRET git"), 0o644)
+	os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("SECRET"), 0o644)
+	if err := os.Symlink("../secret.txt", filepath.Join(root, "out.txt")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(dir, "secret.txt"), filepath.Join(root, "sub", "abs.txt"))
+	os.Symlink("../index.html", filepath.Join(root, "sub", "in.html"))
+	os.Symlink("..", filepath.Join(root, "up"))
+	mkfifo(filepath.Join(root, "pipe.js"))
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return newServer(r.FS()).Handler
+}
+
+func get(h http.Handler, p string) *http.Response {
+	req := httptest.NewRequest("GET", "http://x"+p, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+// TestNoSymlinkEscapeNoDotfiles checks that links out of the root, dotfiles
+// and dot directories, and non-regular files are 404, while a link inside
+// the root is served.
+func TestNoSymlinkEscapeNoDotfiles(t *testing.T) {
+	h := realSite(t)
+	for _, p := range []string{"/out.txt", "/sub/abs.txt", "/up/secret.txt", "/.built", "/.git/config", "/sub/.hidden", "/pipe.js"} {
+		res := get(h, p)
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 404 || bytes.Contains(b, []byte("SECRET")) {
+			t.Errorf("GET %s: %d %q, want 404", p, res.StatusCode, b)
+		}
+	}
+	if res := get(h, "/sub/in.html"); res.StatusCode != 200 {
+		t.Errorf("a link inside the root: %d, want 200", res.StatusCode)
+	}
+}
+
+// TestPageHeaders checks who may frame each page.
+func TestPageHeaders(t *testing.T) {
+	h := realSite(t)
+	for _, c := range []struct{ path, csp, xfo string }{
+		{"/", "frame-ancestors 'self'", "SAMEORIGIN"},
+		{"/index.html", "frame-ancestors 'self'", "SAMEORIGIN"},
+		{"/embed.html", "frame-ancestors *", ""},
+		{"/big.wasm", "", ""},
+	} {
+		res := get(h, c.path)
+		hd := res.Header
+		if res.StatusCode != 200 || hd.Get("Content-Security-Policy") != c.csp || hd.Get("X-Frame-Options") != c.xfo ||
+			hd.Get("X-Content-Type-Options") != "nosniff" || hd.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("GET %s: %d %v", c.path, res.StatusCode, hd)
+		}
+	}
+}
+
+// TestWriteTimeout checks that clients that never read an answer are let go
+// after the write timeout, not held.
+func TestWriteTimeout(t *testing.T) {
+	saved := timeouts
+	timeouts[2] = 300 * time.Millisecond
+	defer func() { timeouts = saved }()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = newServer(nil)
+	srv.Config.Handler = realSite(t)
+	srv.Start()
+	defer srv.Close()
+	var conns []net.Conn
+	for range 5 {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET /big.wasm HTTP/1.1\r\nHost: x\r\n\r\n")
+		conns = append(conns, c)
+	}
+	time.Sleep(600 * time.Millisecond)
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := io.Copy(io.Discard, c)
+		if err != nil || n >= 8<<20 {
+			t.Errorf("client %d: read %d bytes, %v; want the connection closed before the whole 8 MiB", i, n, err)
+		}
+	}
+}
+
+func TestExposure(t *testing.T) {
+	for _, c := range []struct{ addr, want string }{
+		{"127.0.0.1:8080", ""},
+		{"[::1]:8080", ""},
+		{"0.0.0.0:8080", "listening on every interface (0.0.0.0:8080)"},
+		{"[::]:9", "listening on every interface ([::]:9)"},
+		{"192.168.1.5:80", "listening on 192.168.1.5:80, which is not a loopback address"},
+	} {
+		a, err := net.ResolveTCPAddr("tcp", c.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := exposure(a); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("exposure(%s) = %q, want %q...", c.addr, got, c.want)
+		}
+	}
+	// Run on every interface says so.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.html"), []byte("hello"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, "0.0.0.0:0", dir, &out) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "serving") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(out.String(), "serve: warning: listening on every interface (") {
+		t.Errorf("Run on 0.0.0.0 printed %q, want the warning", out.String())
+	}
+}

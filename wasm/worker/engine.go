@@ -396,9 +396,14 @@ func fileBuffer(src *proto.Source, bufs map[string][]byte) ([]byte, error) {
 	case len(data) == 0:
 		return nil, fmt.Errorf("load %s: the file is empty", src.Name)
 	case len(data) > MaxFileBytes:
-		return nil, fmt.Errorf("load %s: %d MiB is more than the %d MiB the browser app reads", src.Name, len(data)>>20, MaxFileBytes>>20)
+		return nil, fmt.Errorf("load %s: %w", src.Name, fileTooLarge(int64(len(data))))
 	}
 	return data, nil
+}
+
+// fileTooLarge is the error for a file of n bytes over MaxFileBytes.
+func fileTooLarge(n int64) error {
+	return fmt.Errorf("%d MiB is more than the %d MiB the browser app reads", n>>20, MaxFileBytes>>20)
 }
 
 // captureLlama runs a llama2.c checkpoint greedily from BOS over tokens

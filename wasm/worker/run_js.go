@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"syscall/js"
 
@@ -216,11 +217,21 @@ func fetch(url string) ([]byte, error) {
 	if !resp.Get("ok").Bool() {
 		return nil, fmt.Errorf("HTTP %d %s", resp.Get("status").Int(), resp.Get("statusText").String())
 	}
+	// Refuse a file too large by its declared length before reading it (an
+	// encoded answer declares its encoded length: checked again below).
+	if cl := resp.Get("headers").Call("get", "content-length"); cl.Type() == js.TypeString {
+		if n, err := strconv.ParseInt(cl.String(), 10, 64); err == nil && n > MaxFileBytes {
+			return nil, fileTooLarge(n)
+		}
+	}
 	ab, err := await(resp.Call("arrayBuffer"))
 	if err != nil {
 		return nil, err
 	}
 	u8 := js.Global().Get("Uint8Array").New(ab)
+	if n := u8.Get("length").Int(); n > MaxFileBytes {
+		return nil, fileTooLarge(int64(n))
+	}
 	buf := make([]byte, u8.Get("length").Int())
 	js.CopyBytesToGo(buf, u8)
 	return buf, nil

@@ -1,0 +1,156 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/haeols/haeols/core/sample"
+)
+
+// ErrTooLarge is wrapped by the error of NewModel for a sample whose
+// analysis would take absurd memory or work (see Options.MaxGroupBytes and
+// MaxHeads).
+var ErrTooLarge = errors.New("sample too large to analyse")
+
+// ErrNonFinite is wrapped by the errors of an analysis or a metric that
+// overflowed float32 (softmax of ±Inf logits, outputs beyond the float32
+// range): such a result is refused rather than shown.
+var ErrNonFinite = errors.New("non-finite result")
+
+// DefaultMaxGroupBytes is the default limit on the memory one KV head's
+// analysis takes (Options.MaxGroupBytes): 1 GiB, a context of about 128K
+// positions with 8 query heads per KV head, or 1M positions with one.
+const DefaultMaxGroupBytes = 1 << 30
+
+// MaxHeads is the most query heads (layers x heads) a model holds; a real
+// model has a few thousand.
+const MaxHeads = 1 << 16
+
+// GroupBytes estimates the memory in bytes that the analysis of one KV head
+// of s takes with opt: the calibration logits, attention and outputs, the
+// probe logits, softmax and outputs. NewModel refuses a sample for which it
+// exceeds the limit; the analyses of KV heads that run in parallel add up.
+func GroupBytes(s *sample.Sample, opt Options) int64 {
+	n := int64(s.Prefix())
+	t := int64(s.N) - n
+	w := int64(opt.Calib)
+	if w == 0 {
+		w = min(128, n/2)
+	}
+	d := int64(s.D)
+	if !s.HasQKV() {
+		return 4 * (w*n + 2*t*n + 3*n + w)
+	}
+	gs := int64(s.Group())
+	rows := gs * w
+	floats := 2*rows*n + 2*rows*d + 3*rows + 3*n + // calibration
+		gs*(2*t*n+3*t*d+4*t) + max(t, n) // probes of each query head
+	return 4 * floats
+}
+
+// checkLimits refuses a sample whose analysis is absurd: no probe queries,
+// more than MaxHeads query heads, values that must overflow float32
+// (CheckMagnitudes), or an analysis of one KV head over opt.MaxGroupBytes.
+func checkLimits(s *sample.Sample, opt Options) error {
+	if t := s.N - s.Prefix(); t < 1 {
+		return fmt.Errorf("no probe queries: the prefix (metadata %q) is %d = N %d; the positions after it are the held-out probes", sample.KeyPrefix, s.Prefix(), s.N)
+	}
+	if w := opt.Calib; w != 0 && (w < 1 || w > s.Prefix()) {
+		return fmt.Errorf("calibration queries %d outside [1, %d]", w, s.Prefix())
+	}
+	if heads := int64(s.L) * int64(s.H); heads > MaxHeads {
+		return fmt.Errorf("%w: %d layers x %d heads = %d query heads, more than core.MaxHeads = %d", ErrTooLarge, s.L, s.H, heads, MaxHeads)
+	}
+	if err := CheckMagnitudes(s); err != nil {
+		return err
+	}
+	limit := opt.MaxGroupBytes
+	if limit == 0 {
+		limit = DefaultMaxGroupBytes
+	}
+	if limit > 0 {
+		if b := GroupBytes(s, opt); b > limit {
+			return fmt.Errorf("%w: analysing one KV head (N=%d, d=%d, %d query head(s) per KV head) takes about %s, more than the limit of %s (Options.MaxGroupBytes)",
+				ErrTooLarge, s.N, s.D, s.Group(), mib(b), mib(limit))
+		}
+	}
+	return nil
+}
+
+// CheckMagnitudes refuses a q/k/v sample whose values are so large that the
+// analysis would overflow float32 whatever it does: for some layer and KV
+// head, the largest |q| x |k| x d x scale (a bound on the logits) or the
+// largest |v| x N (a bound on the attention sums) beyond the float32 range.
+// Real activations are many orders of magnitude below (|q|, |k| ~ 1e19 or
+// |v| ~ 1e32 would be needed), so only broken or hostile samples are
+// refused, before anything is analysed. NewModel calls it; the error wraps
+// ErrNonFinite and names the layer and the head.
+func CheckMagnitudes(s *sample.Sample) error {
+	if !s.HasQKV() {
+		return nil
+	}
+	scale := s.Scale()
+	for l := 0; l < s.L; l++ {
+		for kv := 0; kv < s.HKV; kv++ {
+			k, v := maxAbs(s.KHead(l, kv)), maxAbs(s.VHead(l, kv))
+			if v*float64(s.N) > math.MaxFloat32 {
+				return fmt.Errorf("%w: layer %d KV head %d: |v| up to %.3g over N=%d positions overflows the float32 attention outputs; the sample's values are too large", ErrNonFinite, l, kv, v, s.N)
+			}
+			for i := 0; i < s.Group(); i++ {
+				h := kv*s.Group() + i
+				q := maxAbs(s.QHead(l, h))
+				if q*k*float64(s.D)*scale > math.MaxFloat32 {
+					return fmt.Errorf("%w: layer %d head %d: |q| up to %.3g and |k| up to %.3g overflow the float32 attention logits (d=%d, scale %.3g); the sample's values are too large", ErrNonFinite, l, h, q, k, s.D, scale)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// maxAbs is the largest |x[i]|.
+func maxAbs(x []float32) float64 {
+	var m float32
+	for _, v := range x {
+		m = max(m, v, -v)
+	}
+	return float64(m)
+}
+
+// mib formats a byte count in MiB.
+func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+1<<20-1)>>20) }
+
+// checkFinite returns an error wrapping ErrNonFinite naming what if x holds
+// a NaN or an infinity.
+func checkFinite(what string, x []float32) error {
+	for i, v := range x {
+		if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
+			return fmt.Errorf("%w: %s overflow float32 (%v at index %d); the sample's values are too large for float32 arithmetic", ErrNonFinite, what, v, i)
+		}
+	}
+	return nil
+}
+
+// CheckFinite returns an error wrapping ErrNonFinite, naming the layer, the
+// head, the method and the metric, when a metric that must be a number is
+// NaN or infinite (cos is NaN by definition for lost attention mass, and
+// needle_err when the sample marks no needle).
+func (m *Metrics) CheckFinite() error {
+	fs := []struct {
+		name string
+		v    float64
+	}{{"err", m.Err}, {"err_max", m.ErrMax}, {"err_p95", m.ErrP95}, {"err_cal", m.ErrCal}}
+	if m.Metric != MetricLostMass {
+		fs = append(fs, struct {
+			name string
+			v    float64
+		}{"cos", m.Cos})
+	}
+	for _, f := range fs {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("layer %d head %d, %s: %w: %s = %v (the outputs or their errors overflow float64/float32; the sample's values are too large)", m.Layer, m.Head, m.Method, ErrNonFinite, f.name, f.v)
+		}
+	}
+	return nil
+}
