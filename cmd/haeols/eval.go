@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/internal/termsafe"
 )
 
 const evalUsage = `Usage: haeols eval [flags] MODEL.bin
@@ -132,7 +132,7 @@ func cmdEval(e *env, args []string) error {
 			return err
 		}
 		if tok.Vocab() != lm.Vocab() {
-			return fmt.Errorf("-z %s: %d tokens, the model %s has %d", displayName(*tokPath), tok.Vocab(), displayName(pos[0]), lm.Vocab())
+			return fmt.Errorf("-z %s: %d tokens, the model %s has %d", quotePath(*tokPath), tok.Vocab(), quotePath(pos[0]), lm.Vocab())
 		}
 		codec = tok
 	}
@@ -190,12 +190,9 @@ func cmdEval(e *env, args []string) error {
 
 	doc := evalDocument(displayName(pos[0]), codec, runs)
 	if *csvPath != "" {
-		var b bytes.Buffer
-		if err := writeEvalCSV(&b, doc); err != nil {
-			return fmt.Errorf("-csv %s: %w", *csvPath, err)
-		}
-		if err := writeFileAtomic(*csvPath, b.Bytes()); err != nil {
-			return fmt.Errorf("-csv: %w", err)
+		err := writeOutput("csv", *csvPath, e.stdout, []string{pos[0], *tokPath}, func(w io.Writer) error { return writeEvalCSV(w, doc) })
+		if err != nil {
+			return err
 		}
 	}
 	if *asJSON {
@@ -511,7 +508,7 @@ func printEvalTables(w io.Writer, doc *evalDoc, ratios []float64, methods []stri
 	if len(doc.Sequences) > 1 {
 		what = fmt.Sprintf("%d sequences (%s: %d tokens, prefix %d), means over them", len(doc.Sequences), s0.Task, s0.Tokens, s0.Prefix)
 	}
-	fmt.Fprintf(w, "%s: %s\n", termSafe(doc.Model), what)
+	fmt.Fprintf(w, "%s: %s\n", termsafe.String(doc.Model), what)
 	var fullFound, fullSpans int
 	fullDepth := map[float64][2]int{}
 	var depths []float64
@@ -679,14 +676,14 @@ func freeText(doc *evalDoc, last int, ids []int, div int) string {
 		}
 		return strings.Join(s, " ")
 	}
-	before := termSafe(eval.Decode(doc.codec, last, ids[:div]))
+	before := termsafe.String(eval.Decode(doc.codec, last, ids[:div]))
 	if div >= len(ids) {
 		return before
 	}
 	if div > 0 {
 		last = ids[div-1]
 	}
-	return before + "»" + termSafe(eval.Decode(doc.codec, last, ids[div:]))
+	return before + "»" + termsafe.String(eval.Decode(doc.codec, last, ids[div:]))
 }
 
 // wrapCols cuts s into lines of at most width runes, after a space where
@@ -706,22 +703,4 @@ func wrapCols(s string, width int) []string {
 		r = r[cut:]
 	}
 	return append(out, string(r))
-}
-
-// termSafe escapes control characters (a newline shows as ⏎, others as
-// \xHH) so that text from a model or a file cannot move the cursor or
-// forge output lines.
-func termSafe(s string) string {
-	var b strings.Builder
-	for _, c := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case c == '\n':
-			b.WriteString("⏎")
-		case c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", c)
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
 }
