@@ -39,12 +39,14 @@ test-nocgo:
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)
 
-## bench: kernels (GFLOP/s), one head end to end (ms) and the worker's
-## share of a drag of the ratio slider (ms per move), native
+## bench: kernels (GFLOP/s), one head end to end (ms), the worker's share
+## of a drag of the ratio slider (ms per move) and haeols eval of the byte
+## model (ms; skipped without ../shared/models), native
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./core/kernel/ ./core/solve/ ./core/
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./core/gpu/
 	$(GO) test -run '^$$' -bench Drag -benchtime 3x ./wasm/worker/
+	$(GO) test -run '^$$' -bench 'EvalKJV|EvaluateOne' -benchtime 1x ./core/eval/
 
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:
