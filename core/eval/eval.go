@@ -196,12 +196,11 @@ func (r *Reference) reference(progress func(done, total int)) (*sample.Sample, e
 		}
 	}
 	run := r.LM.NewRun(kvcache.NewDense(sh, n), observe)
-	for pos, tok := range r.Seq.Tokens {
-		logits := run.Forward(tok, pos)
+	err := forwardAll(run, r.Seq.Tokens, 0, func(pos int, logits []float32) error {
 		if pos >= prefix-1 {
 			lp, err := logSoftmax(logits)
 			if err != nil {
-				return nil, fmt.Errorf("eval: model %s, reference run at position %d: %w", r.LM.Name(), pos, err)
+				return fmt.Errorf("eval: model %s, reference run at position %d: %w", r.LM.Name(), pos, err)
 			}
 			r.Logp = append(r.Logp, lp)
 			r.Top = append(r.Top, argmax(logits))
@@ -209,6 +208,10 @@ func (r *Reference) reference(progress func(done, total int)) (*sample.Sample, e
 		if progress != nil {
 			progress(pos+1, n)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	s.Meta = sample.Meta{
 		Model:  r.LM.Name(),
@@ -385,9 +388,8 @@ func (r *Reference) continueForced(run kvcache.Runner, res *Result) error {
 	res.Top[0] = r.Top[0]
 	var agree int
 	var nllM, nllF float64
-	for i := 0; i < t; i++ {
-		pos := prefix + i
-		logits := run.Forward(r.Seq.Tokens[pos], pos)
+	err := forwardAll(run, r.Seq.Tokens[prefix:], prefix, func(pos int, logits []float32) error {
+		i := pos - prefix
 		lp, err := logSoftmax(logits)
 		if err != nil {
 			return fmt.Errorf("position %d: %w", pos, err)
@@ -413,6 +415,10 @@ func (r *Reference) continueForced(run kvcache.Runner, res *Result) error {
 			nllM -= lp[next]
 			nllF -= ref[next]
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	res.KL /= float64(t)
 	res.Agree = float64(agree) / float64(t)
@@ -485,6 +491,34 @@ func (r *Reference) EvaluateAll(jobs []Job, workers int, progress func(done, tot
 	close(next)
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// blockLen is how many positions a teacher-forced run feeds at once to a
+// model that can (kvcache.BlockRunner): each weight is then read once per
+// block of positions instead of once per position, with the same bits.
+const blockLen = 32
+
+// forwardAll feeds tokens at positions pos, pos+1, ... to run, in blocks
+// when it can, calling each with every position's logits in order.
+func forwardAll(run kvcache.Runner, tokens []int, pos int, each func(pos int, logits []float32) error) error {
+	br, ok := run.(kvcache.BlockRunner)
+	for i := 0; i < len(tokens); {
+		if !ok {
+			if err := each(pos+i, run.Forward(tokens[i], pos+i)); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		n := min(blockLen, len(tokens)-i)
+		for r, lg := range br.ForwardBlock(tokens[i:i+n], pos+i) {
+			if err := each(pos+i+r, lg); err != nil {
+				return err
+			}
+		}
+		i += n
+	}
+	return nil
 }
 
 // logSoftmax returns the log-probabilities of the logits in float64, or an

@@ -284,3 +284,12 @@ func Softmax(x []float32) {
 type Runner interface {
 	Forward(token, pos int) []float32
 }
+
+// BlockRunner is a Runner that can also run several tokens at consecutive
+// positions at once, with the same results as Forward on each in turn.
+type BlockRunner interface {
+	Runner
+	// ForwardBlock runs tokens at positions pos, pos+1, ... and returns the
+	// logits after each (owned by the runner, valid until its next call).
+	ForwardBlock(tokens []int, pos int) [][]float32
+}

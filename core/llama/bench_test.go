@@ -49,3 +49,37 @@ func BenchmarkForward(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTeacherForced feeds 64 known tokens after 960 cached positions
+// to a model of the byte model kjv3m's shape (random weights): one at a
+// time (Forward) and in blocks of 32 (ForwardBlock, the same bits), in
+// tokens/s.
+func BenchmarkTeacherForced(b *testing.B) {
+	m, err := Random(Config{Dim: 256, HiddenDim: 768, Layers: 4, Heads: 4, KVHeads: 2, Vocab: 259, SeqLen: 1024, SharedClassifier: true}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	toks := make([]int, 1024)
+	for i := range toks {
+		toks[i] = 3 + i%256
+	}
+	st := m.NewState()
+	for p := 0; p < 960; p++ {
+		m.Forward(toks[p], p, st)
+	}
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			for p := 960; p < 1024; p++ {
+				m.Forward(toks[p], p, st)
+			}
+		}
+		b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "tokens/s")
+	})
+	b.Run("block32", func(b *testing.B) {
+		for b.Loop() {
+			m.ForwardBlock(toks[960:992], 960, st)
+			m.ForwardBlock(toks[992:1024], 992, st)
+		}
+		b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "tokens/s")
+	})
+}

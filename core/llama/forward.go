@@ -18,6 +18,7 @@ type State struct {
 	logits                 []float32
 	cos, sin               []float32 // RoPE of the current position, [head_size/2]
 	kv                     kvcache.Cache
+	blk                    *blockBufs // ForwardBlock's, made on first use
 
 	// Observe, when set, is called by Forward in every layer once the
 	// attention of position pos is computed, before the output projection:
@@ -135,42 +136,177 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 	return st.logits
 }
 
+// ForwardBlock runs tokens at positions pos, pos+1, ... through the model
+// and returns the logits after each (rows of a slice owned by st,
+// overwritten by the next call): the same bits as Forward on each token in
+// turn, computed layer by layer for all of them so that every weight is
+// read once per block instead of once per token. Observe is called for
+// every position of a layer before the next layer. It panics as Forward
+// does.
+func (m *Model) ForwardBlock(tokens []int, pos int, st *State) [][]float32 {
+	c := m.cfg
+	nb := len(tokens)
+	if nb == 0 {
+		return nil
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= c.Vocab {
+			panic(fmt.Sprintf("llama: ForwardBlock: token %d outside the vocabulary [0, %d)", t, c.Vocab))
+		}
+		if p := pos + i; p < 0 || p >= c.SeqLen {
+			panic(fmt.Sprintf("llama: ForwardBlock: position %d outside the context [0, %d)", p, c.SeqLen))
+		}
+	}
+	if st.cfg != c {
+		panic(fmt.Sprintf("llama: ForwardBlock: state made for %v, model is %v", st.cfg, c))
+	}
+	dim, hid, kvDim := c.Dim, c.HiddenDim, c.KVDim()
+	b := st.block(nb)
+	half := len(st.cos)
+	for r := 0; r < nb; r++ {
+		for j, f := range m.freq {
+			s, co := xmath.Sincos(float64(float32(pos+r) * f))
+			b.cos[r*half+j], b.sin[r*half+j] = float32(co), float32(s)
+		}
+		copy(b.x[r*dim:(r+1)*dim], m.emb[tokens[r]*dim:(tokens[r]+1)*dim])
+	}
+	rows := func(x []float32, w int, r int) []float32 { return x[r*w : (r+1)*w] }
+	for l := 0; l < c.Layers; l++ {
+		for r := 0; r < nb; r++ {
+			rmsnorm(rows(b.xb, dim, r), rows(b.x, dim, r), m.rmsAtt[l*dim:(l+1)*dim])
+		}
+		matmul(b.q, m.wq[l*dim*dim:(l+1)*dim*dim], b.xb, nb)
+		matmul(b.k, m.wk[l*kvDim*dim:(l+1)*kvDim*dim], b.xb, nb)
+		matmul(b.v, m.wv[l*kvDim*dim:(l+1)*kvDim*dim], b.xb, nb)
+		for r := 0; r < nb; r++ {
+			cs, sn := rows(b.cos, half, r), rows(b.sin, half, r)
+			rope(rows(b.q, dim, r), cs, sn)
+			rope(rows(b.k, kvDim, r), cs, sn)
+			st.kv.Append(l, pos+r, rows(b.k, kvDim, r), rows(b.v, kvDim, r))
+		}
+		for r := 0; r < nb; r++ {
+			st.kv.Attend(l, pos+r, rows(b.q, dim, r), rows(b.xb, dim, r))
+			if st.Observe != nil {
+				st.Observe(l, pos+r, rows(b.q, dim, r), rows(b.k, kvDim, r), rows(b.v, kvDim, r), rows(b.xb, dim, r))
+			}
+		}
+		matmul(b.xb2, m.wo[l*dim*dim:(l+1)*dim*dim], b.xb, nb)
+		for i := range b.x {
+			b.x[i] += b.xb2[i]
+		}
+		for r := 0; r < nb; r++ {
+			rmsnorm(rows(b.xb, dim, r), rows(b.x, dim, r), m.rmsFFN[l*dim:(l+1)*dim])
+		}
+		matmul(b.hb, m.w1[l*hid*dim:(l+1)*hid*dim], b.xb, nb)
+		matmul(b.hb2, m.w3[l*hid*dim:(l+1)*hid*dim], b.xb, nb)
+		for i, a := range b.hb {
+			silu := a * (1 / (1 + float32(xmath.Exp(float64(-a)))))
+			b.hb[i] = silu * b.hb2[i]
+		}
+		matmul(b.xb, m.w2[l*dim*hid:(l+1)*dim*hid], b.hb, nb)
+		for i := range b.x {
+			b.x[i] += b.xb[i]
+		}
+	}
+	for r := 0; r < nb; r++ {
+		x := rows(b.x, dim, r)
+		rmsnorm(x, x, m.rmsFinal)
+	}
+	matmul(b.logits, m.wcls, b.x, nb)
+	out := make([][]float32, nb)
+	for r := range out {
+		out[r] = rows(b.logits, c.Vocab, r)
+	}
+	return out
+}
+
+// blockBufs are the activations of a block of positions, row by row.
+type blockBufs struct {
+	x, xb, xb2, q, k, v, hb, hb2, logits, cos, sin []float32
+}
+
+// block returns st's block buffers for nb positions, growing them once.
+func (st *State) block(nb int) *blockBufs {
+	c := st.cfg
+	b := st.blk
+	if b == nil || len(b.x) < nb*c.Dim {
+		hs2 := c.HeadSize() / 2
+		b = &blockBufs{
+			x: make([]float32, nb*c.Dim), xb: make([]float32, nb*c.Dim), xb2: make([]float32, nb*c.Dim),
+			q: make([]float32, nb*c.Dim), k: make([]float32, nb*c.KVDim()), v: make([]float32, nb*c.KVDim()),
+			hb: make([]float32, nb*c.HiddenDim), hb2: make([]float32, nb*c.HiddenDim), logits: make([]float32, nb*c.Vocab),
+			cos: make([]float32, nb*hs2), sin: make([]float32, nb*hs2),
+		}
+		st.blk = b
+	}
+	hs2 := c.HeadSize() / 2
+	return &blockBufs{
+		x: b.x[:nb*c.Dim], xb: b.xb[:nb*c.Dim], xb2: b.xb2[:nb*c.Dim], q: b.q[:nb*c.Dim],
+		k: b.k[:nb*c.KVDim()], v: b.v[:nb*c.KVDim()], hb: b.hb[:nb*c.HiddenDim], hb2: b.hb2[:nb*c.HiddenDim],
+		logits: b.logits[:nb*c.Vocab], cos: b.cos[:nb*hs2], sin: b.sin[:nb*hs2],
+	}
+}
+
 // rope rotates each pair (i, i+1) of every head of vec by the angles of the
 // current position.
-func (st *State) rope(vec []float32) {
-	half := len(st.cos)
+func (st *State) rope(vec []float32) { rope(vec, st.cos, st.sin) }
+
+// rope rotates each pair (i, i+1) of every head of vec by the angles whose
+// cosines and sines are cos and sin (one per pair of a head).
+func rope(vec, cos, sin []float32) {
+	half := len(cos)
 	for i := 0; i+1 < len(vec); i += 2 {
 		j := (i / 2) % half
-		fcr, fci := st.cos[j], st.sin[j]
+		fcr, fci := cos[j], sin[j]
 		v0, v1 := vec[i], vec[i+1]
 		vec[i] = float32(v0*fcr) - float32(v1*fci)
 		vec[i+1] = float32(v0*fci) + float32(v1*fcr)
 	}
 }
 
-// matvec sets out[i] = dot(w[i*n:(i+1)*n], x) for the len(out) rows of the
-// row-major w, n = len(x), with four accumulators. Products are explicitly
-// rounded so that no platform fuses them into FMAs (identical bits
-// everywhere).
+// matvec sets out[i] = dot4(w[i*n:(i+1)*n], x) for the len(out) rows of
+// the row-major w, n = len(x).
 func matvec(out, w, x []float32) {
 	n := len(x)
 	for i := range out {
-		row := w[i*n : (i+1)*n : (i+1)*n]
-		var a0, a1, a2, a3 float32
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			r := row[j : j+4 : j+4]
-			xx := x[j : j+4 : j+4]
-			a0 += float32(r[0] * xx[0])
-			a1 += float32(r[1] * xx[1])
-			a2 += float32(r[2] * xx[2])
-			a3 += float32(r[3] * xx[3])
-		}
-		for ; j < n; j++ {
-			a0 += float32(row[j] * x[j])
-		}
-		out[i] = (a0 + a1) + (a2 + a3)
+		out[i] = dot4(w[i*n:(i+1)*n:(i+1)*n], x)
 	}
+}
+
+// matmul sets out[b*rows+i] = dot4(w[i*n:(i+1)*n], x[b*n:(b+1)*n]) for the
+// nb rows of x (n = len(x)/nb) and the rows = len(out)/nb rows of w: matvec
+// of every row of x, each weight row read once for all of them, with the
+// same bits.
+func matmul(out, w, x []float32, nb int) {
+	n, rows := len(x)/nb, len(out)/nb
+	for i := 0; i < rows; i++ {
+		row := w[i*n : (i+1)*n : (i+1)*n]
+		for b := 0; b < nb; b++ {
+			out[b*rows+i] = dot4(row, x[b*n:(b+1)*n:(b+1)*n])
+		}
+	}
+}
+
+// dot4 is the dot product of row and x[:len(row)] with four accumulators,
+// (a0 + a1) + (a2 + a3). Products are explicitly rounded so that no
+// platform fuses them into FMAs (identical bits everywhere).
+func dot4(row, x []float32) float32 {
+	n := len(row)
+	x = x[:n]
+	var a0, a1, a2, a3 float32
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		r := row[j : j+4 : j+4]
+		xx := x[j : j+4 : j+4]
+		a0 += float32(r[0] * xx[0])
+		a1 += float32(r[1] * xx[1])
+		a2 += float32(r[2] * xx[2])
+		a3 += float32(r[3] * xx[3])
+	}
+	for ; j < n; j++ {
+		a0 += float32(row[j] * x[j])
+	}
+	return (a0 + a1) + (a2 + a3)
 }
 
 // rmsnorm sets o = w * x / sqrt(mean(x^2) + 1e-5); o may be x.
@@ -221,3 +357,8 @@ type run struct {
 }
 
 func (r *run) Forward(token, pos int) []float32 { return r.m.Forward(token, pos, r.st) }
+
+// ForwardBlock implements kvcache.BlockRunner.
+func (r *run) ForwardBlock(tokens []int, pos int) [][]float32 {
+	return r.m.ForwardBlock(tokens, pos, r.st)
+}

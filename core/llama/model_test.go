@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -213,4 +214,62 @@ func TestRandomRejectsBadConfig(t *testing.T) {
 	if _, err := Random(Config{Dim: 64, HiddenDim: 8, Layers: 1, Heads: 6, KVHeads: 1, Vocab: 8, SeqLen: 8}, 1); !errors.Is(err, ErrNotCheckpoint) {
 		t.Errorf("error %v, want ErrNotCheckpoint", err)
 	}
+}
+
+// TestForwardBlock checks that ForwardBlock gives Forward's bits, logits
+// and observed q/k/v/out, whatever the split into blocks.
+func TestForwardBlock(t *testing.T) {
+	m, err := Random(tiny, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := make([]int, tiny.SeqLen)
+	for i := range toks {
+		toks[i] = (i*7 + 3) % tiny.Vocab
+	}
+	type obs struct{ q, k, v, out []float32 }
+	record := func(st *State, seen map[[2]int]obs) {
+		st.Observe = func(l, pos int, q, k, v, out []float32) {
+			seen[[2]int{l, pos}] = obs{slices.Clone(q), slices.Clone(k), slices.Clone(v), slices.Clone(out)}
+		}
+	}
+	ref := m.NewState()
+	refSeen := map[[2]int]obs{}
+	record(ref, refSeen)
+	var want [][]float32
+	for pos, tok := range toks {
+		want = append(want, slices.Clone(m.Forward(tok, pos, ref)))
+	}
+	for _, split := range [][]int{{tiny.SeqLen}, {1, 5, 7, 11}, {3, 3, 3, 3, 3, 3, 3, 3}} {
+		st := m.NewState()
+		seen := map[[2]int]obs{}
+		record(st, seen)
+		pos := 0
+		for _, n := range split {
+			for r, lg := range m.ForwardBlock(toks[pos:pos+n], pos, st) {
+				if !bitsEqual(lg, want[pos+r]) {
+					t.Fatalf("split %v: logits at position %d differ from Forward's", split, pos+r)
+				}
+			}
+			pos += n
+		}
+		for key, o := range refSeen {
+			g := seen[key]
+			if !bitsEqual(g.q, o.q) || !bitsEqual(g.k, o.k) || !bitsEqual(g.v, o.v) || !bitsEqual(g.out, o.out) {
+				t.Fatalf("split %v: observed layer %d position %d differ", split, key[0], key[1])
+			}
+		}
+	}
+}
+
+func bitsEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
