@@ -8,7 +8,6 @@ import (
 
 	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/sample"
-	"github.com/haeols/haeols/core/solve"
 )
 
 // Options are the analysis settings that do not change while a user scrubs.
@@ -90,21 +89,14 @@ type Group struct {
 	accel      atomic.Pointer[accelBox]
 	kAll, vAll []float32
 
-	svdOnce      sync.Once
-	svdK, svdV   *solve.SVD
-	svdErr       error
-	snapOnce     sync.Once
-	snapSalience []float32
-	orderMu      sync.Mutex
-	orders       map[orderKey]*binOrder
-	sumsMu       sync.Mutex
-	withSums     []*binOrder // orders holding bin-target sums, oldest first
-	probeOnce    sync.Once
-	probeP       []float32 // per head, T x N: probe softmax over the prefix
-	probeM       []float32 // per head and probe: the prefix's max logit
-	probeZ       []float32 // and sum of exp(S - max)
-	mapsMu       sync.Mutex
-	maps         *origMaps // the latest head's original map (Maps)
+	memoMu    sync.Mutex
+	memos     map[string]*memoEntry // each method's own state (Memo)
+	probeOnce sync.Once
+	probeP    []float32 // per head, T x N: probe softmax over the prefix
+	probeM    []float32 // per head and probe: the prefix's max logit
+	probeZ    []float32 // and sum of exp(S - max)
+	mapsMu    sync.Mutex
+	maps      *origMaps // the latest head's original map (Maps)
 }
 
 // probeSoftmax returns the probe rows' softmax over the prefix alone, all
@@ -377,16 +369,31 @@ func (g *Group) needKV() error {
 	return nil
 }
 
-// factors returns the (cached) thin SVDs of the prefix keys and values.
-func (g *Group) factors() (*solve.SVD, *solve.SVD, error) {
-	g.svdOnce.Do(func() {
-		k64, v64 := to64(g.K), to64(g.V)
-		g.svdK, g.svdErr = solve.Decompose(k64, g.N, g.D)
-		if g.svdErr == nil {
-			g.svdV, g.svdErr = solve.Decompose(v64, g.N, g.D)
+// memoEntry is one method's state in a group, built once.
+type memoEntry struct {
+	once sync.Once
+	v    any
+}
+
+// Memo returns the group's state kept under key (by convention the method's
+// name, or a name its family shares), built by build on first use and kept
+// for the group's life. A method keeps there what it derives from the
+// analysis once and reuses at every ratio (pooled salience, SVDs, orders),
+// so that its state lives in its own file. Concurrent callers of one key
+// wait for the first build.
+func (g *Group) Memo(key string, build func() any) any {
+	g.memoMu.Lock()
+	e, ok := g.memos[key]
+	if !ok {
+		if g.memos == nil {
+			g.memos = map[string]*memoEntry{}
 		}
-	})
-	return g.svdK, g.svdV, g.svdErr
+		e = &memoEntry{}
+		g.memos[key] = e
+	}
+	g.memoMu.Unlock()
+	e.once.Do(func() { e.v = build() })
+	return e.v
 }
 
 func to64(x []float32) []float64 {

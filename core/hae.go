@@ -37,6 +37,14 @@ func init() {
 func (h hae) Name() string     { return h.name }
 func (h hae) Describe() string { return h.desc }
 
+// Anchors implements Selector: entropy alone, or mass and entropy.
+func (h hae) Anchors() string {
+	if h.lambda == 1 {
+		return "whose attention entropy is lowest (attended by few queries)"
+	}
+	return "ranked highest by attention mass and low entropy together"
+}
+
 // Tunes reports the parameters h reads: lambda and tau unless fixed, phi
 // when it fits summaries.
 func (h hae) Tunes(param string) bool {
@@ -143,9 +151,10 @@ func (h hae) Compress(g *Group, p Params) (*Cache, error) {
 // kept (callers must not modify it).
 func haeOrder(g *Group, lo, hi int, lambda float64) *binOrder {
 	key := orderKey{lambda, lo, hi}
-	g.orderMu.Lock()
-	defer g.orderMu.Unlock()
-	if o, ok := g.orders[key]; ok {
+	st := haeStateOf(g)
+	st.orderMu.Lock()
+	defer st.orderMu.Unlock()
+	if o, ok := st.orders[key]; ok {
 		return o
 	}
 	cands := span(lo, hi)
@@ -160,11 +169,26 @@ func haeOrder(g *Group, lo, hi int, lambda float64) *binOrder {
 		ra[i] = float64((1-lambda)*ra[i]) + float64(lambda*rh[i])
 	}
 	o := &binOrder{idx: byScore(cands, ra)}
-	if g.orders == nil || len(g.orders) >= maxOrders {
-		g.orders = map[orderKey]*binOrder{}
+	if st.orders == nil || len(st.orders) >= maxOrders {
+		st.orders = map[orderKey]*binOrder{}
 	}
-	g.orders[key] = o
+	st.orders[key] = o
 	return o
+}
+
+// haeState is what the HAE family (hae-ols, hae-nosvd, hae-merge, entropy)
+// keeps in a group (Group.Memo): its candidate orders by lambda and which
+// of them hold bin-target sums.
+type haeState struct {
+	orderMu  sync.Mutex
+	orders   map[orderKey]*binOrder
+	sumsMu   sync.Mutex
+	withSums []*binOrder // orders holding bin-target sums, oldest first
+}
+
+// haeStateOf returns the HAE family's state in g.
+func haeStateOf(g *Group) *haeState {
+	return g.Memo("hae", func() any { return &haeState{} }).(*haeState)
 }
 
 // orderKey identifies a cached HAE order; maxOrders bounds the cache (a
@@ -344,14 +368,15 @@ const maxSums = 4
 // keepSums records that o holds sums and drops the sums of the
 // oldest order past maxSums (a caller still using them keeps its copy).
 func (g *Group) keepSums(o *binOrder) {
-	g.sumsMu.Lock()
-	g.withSums = append(g.withSums, o)
+	st := haeStateOf(g)
+	st.sumsMu.Lock()
+	st.withSums = append(st.withSums, o)
 	var old *binOrder
-	if len(g.withSums) > maxSums {
-		old = g.withSums[0]
-		g.withSums = g.withSums[1:]
+	if len(st.withSums) > maxSums {
+		old = st.withSums[0]
+		st.withSums = st.withSums[1:]
 	}
-	g.sumsMu.Unlock()
+	st.sumsMu.Unlock()
 	if old != nil && old != o {
 		old.mu.Lock()
 		old.sums = nil

@@ -35,6 +35,23 @@ func Tunes(method, param string) bool {
 	return ok && m.Tunes(param)
 }
 
+// Selector is implemented by a method that keeps some tokens exactly by a
+// choice of its own: Anchors says how it picks them, completing "the method
+// keeps N anchors ..." in the UI's explanation of the stages.
+type Selector interface {
+	Anchors() string
+}
+
+// AnchorReason is how the named method picks its exact anchors, in words
+// (Selector), or "with the most attention mass" for a method that does not
+// say.
+func AnchorReason(method string) string {
+	if m, ok := registry[method].(Selector); ok {
+		return m.Anchors()
+	}
+	return "with the most attention mass"
+}
+
 // ErrNeedsKV is returned (wrapped) by a method that reads keys and values
 // (hae-ols, hae-nosvd, hae-merge, lowrank, quant) when the sample holds
 // attention probabilities only (HAE-OLS.md §6).

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/haeols/haeols/core/solve"
+
 func init() { Register(lowrank{}) }
 
 // lowrank is a Palu/xKV-like baseline: the whole prefix's K and V each stored
@@ -33,7 +35,7 @@ func (lowrank) Compress(g *Group, p Params) (*Cache, error) {
 		c.finishExact()
 		return c, nil
 	}
-	sk, sv, err := g.factors()
+	sk, sv, err := factors(g)
 	if err != nil {
 		return nil, err
 	}
@@ -67,4 +69,25 @@ func energy(s []float64, k int) float64 {
 		return 1
 	}
 	return kept / all
+}
+
+// svds are the thin SVDs of a group's prefix keys and values, lowrank's
+// state in the group (Group.Memo).
+type svds struct {
+	k, v *solve.SVD
+	err  error
+}
+
+// factors returns the group's thin SVDs of the prefix keys and values,
+// computed once.
+func factors(g *Group) (*solve.SVD, *solve.SVD, error) {
+	s := g.Memo("lowrank", func() any {
+		var s svds
+		s.k, s.err = solve.Decompose(to64(g.K), g.N, g.D)
+		if s.err == nil {
+			s.v, s.err = solve.Decompose(to64(g.V), g.N, g.D)
+		}
+		return &s
+	}).(*svds)
+	return s.k, s.v, s.err
 }

@@ -14,14 +14,17 @@ func (snapkv) Describe() string {
 	return "SnapKV-style Top-K on attention mass max-pooled over 7 positions"
 }
 
+// Anchors implements Selector.
+func (snapkv) Anchors() string { return "with the most attention mass (pooled over neighbours)" }
+
 func (snapkv) Compress(g *Group, p Params) (*Cache, error) {
 	b, err := g.budget(p.Ratio, p.Sinks, p.Recent)
 	if err != nil {
 		return nil, err
 	}
-	g.snapOnce.Do(func() { g.snapSalience = maxPool(g.Salience, SnapPool) })
+	pooled := g.Memo("snapkv", func() any { return maxPool(g.Salience, SnapPool) }).([]float32)
 	lo, hi := b.Candidates()
-	return evictionCache("snapkv", b, toFloat64(g.snapSalience[lo:hi])), nil
+	return evictionCache("snapkv", b, toFloat64(pooled[lo:hi])), nil
 }
 
 // maxPool returns y[j] = max of x over the window of width w centred on j

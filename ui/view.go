@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/haeols/haeols/assets"
+	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/ui/proto"
 )
 
@@ -287,7 +288,7 @@ func Explain(hr *proto.HeadResult, prefix int) []string {
 		s := fmt.Sprintf("Selection: of the %d cached tokens, %s kept exact: the first %d (attention sinks), the last %d (the recent window)",
 			prefix, plural(kept, "token is", "tokens are"), st.Sinks, st.Recent)
 		if st.Anchors > 0 {
-			s += fmt.Sprintf(" and %s %s", plural(st.Anchors, "anchor", "anchors"), anchorReason(hr.Method))
+			s += fmt.Sprintf(" and %s %s", plural(st.Anchors, "anchor", "anchors"), core.AnchorReason(hr.Method))
 		}
 		s += "."
 		if st.Bin > 0 {
@@ -347,19 +348,6 @@ func Explain(hr *proto.HeadResult, prefix int) []string {
 	out = append(out, fmt.Sprintf("Result: on the held-out probe queries the output error is %s on average and %s at worst (calibration queries: %s).",
 		Pct(float64(hr.Err)), Pct(float64(hr.ErrMax)), Pct(float64(hr.ErrCal))))
 	return out
-}
-
-// anchorReason says how a method picked its anchors (HAE-OLS.md §3-§4).
-func anchorReason(method string) string {
-	switch {
-	case method == "entropy":
-		return "whose attention entropy is lowest (attended by few queries)"
-	case strings.HasPrefix(method, "hae"):
-		return "ranked highest by attention mass and low entropy together"
-	case method == "snapkv":
-		return "with the most attention mass (pooled over neighbours)"
-	}
-	return "with the most attention mass"
 }
 
 func rankText(rank int, energy float64) string {
