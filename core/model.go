@@ -1,9 +1,8 @@
 package core
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/haeols/haeols/core/sample"
@@ -81,48 +80,19 @@ func (m *Model) Run(method string, p Params, l, h int) (Metrics, *Cache, error) 
 }
 
 // Grid returns the metrics of every query head (index l*H + h) for the
-// method at p, compressing each KV head once and using up to workers
-// goroutines (0: all CPUs). The result does not depend on workers.
+// method at p: a Sweep of one cell over every head, on up to workers
+// goroutines (0: all CPUs). The result does not depend on workers; a
+// method that cannot fit p.Ratio is an error wrapping ErrDoesNotFit.
 func (m *Model) Grid(method string, p Params, workers int) ([]Metrics, error) {
-	s := m.Sample
-	out := make([]Metrics, s.L*s.H)
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan int)
-	hkv := s.KVHeads()
-	errs := make([]error, s.L*hkv)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(errs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				errs[j] = m.gridGroup(out, j/hkv, j%hkv, method, p)
-			}
-		}()
-	}
-	for j := range errs {
-		jobs <- j
-	}
-	close(jobs)
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-func (m *Model) gridGroup(out []Metrics, l, kv int, method string, p Params) error {
-	g, err := m.Group(l, kv)
+	cells, err := m.Sweep(context.Background(), Sweep{Ratios: []float64{p.Ratio}, Methods: []string{method}, Workers: workers,
+		Params: func(float64) (Params, error) { return p, nil }})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c, err := g.Compress(method, p)
-	if err != nil {
-		return err
+	if c := cells[0]; c.NA != "" {
+		return nil, c.Cause
 	}
-	for hi, h := range g.Heads {
-		out[l*m.Sample.H+h] = g.Evaluate(c, hi)
-	}
-	return nil
+	return cells[0].Metrics, nil
 }
 
 // MeanErr is the model-level number of HAE-OLS.md §5: the mean of err over

@@ -1,15 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
@@ -203,18 +202,9 @@ func selectHeads(s *sample.Sample, layer, head int, file string) ([]headID, erro
 	return out, nil
 }
 
-// cell is the outcome of one method at one ratio on the selected heads.
-type cell struct {
-	Ratio  float64
-	Method string
-	// Metrics has one entry per selected head, in the order of the heads
-	// passed to evaluate; nil when the method does not fit (NA).
-	Metrics []core.Metrics
-	// NA is set when the method cannot fit the ratio at all
-	// (core.ErrDoesNotFit), e.g. "needs ratio >= 0.141", or needs the q/k/v
-	// that an attention-only sample lacks (core.ErrNeedsKV): "needs q/k/v".
-	NA string
-}
+// cell is the outcome of one method at one ratio on the selected heads
+// (core.Cell, Metrics in the order of the heads passed to evaluate).
+type cell struct{ core.Cell }
 
 // Mean is the mean err over the heads (NaN when NA).
 func (c *cell) Mean() float64 {
@@ -240,121 +230,27 @@ var nan = func() float64 { var z float64; return z / z }()
 
 // naReason turns a core.ErrDoesNotFit or core.ErrNeedsKV error into a
 // short reason.
-func naReason(err error) string {
-	if errors.Is(err, core.ErrNeedsKV) {
-		return "needs q/k/v"
-	}
-	if n, ok := errors.AsType[*core.NeedRatioError](err); ok {
-		return fmt.Sprintf("needs ratio >= %.3f", n.Need)
-	}
-	return "does not fit the ratio"
-}
+func naReason(err error) string { return core.NAReason(err) }
 
-// evaluate compresses the KV heads of the selected query heads with every
-// method at every ratio and evaluates the selected heads of the sample
-// called name. A metric that is not a finite number is an error naming the
-// file, the head, the method and the metric (core.Metrics.CheckFinite). It shares one
-// Model, so each KV head is analysed once, and spreads the work over workers
-// goroutines (0: all CPUs) as independent (ratio, method, KV head) jobs. The
-// result, cells in ratio-major then method order, does not depend on
-// workers. progress, if not nil, is called after each job with the number
-// done and the total.
+// evaluate runs the sweep of the ratios and methods on the selected heads
+// (core.Model.Sweep: all cores, the result independent of workers) and
+// names the file in its error. progress, if not nil, is called after each
+// (cell, KV head) job.
 func evaluate(m *core.Model, name string, heads []headID, ratios []float64, methods []string, params func(float64) (core.Params, error), workers int, progress func(done, total int)) ([]cell, error) {
-	s := m.Sample
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	refs := make([]core.HeadRef, len(heads))
+	for i, h := range heads {
+		refs[i] = core.HeadRef{Layer: h.l, Head: h.h}
 	}
-	// The KV heads to compress and, for each, the selected query heads in it.
-	type group struct {
-		l, kv int
-		heads []int // indices into heads
-	}
-	var groups []group
-	gi := map[[2]int]int{}
-	for i, hd := range heads {
-		key := [2]int{hd.l, s.KVHeadOf(hd.h)}
-		j, ok := gi[key]
-		if !ok {
-			j = len(groups)
-			gi[key] = j
-			groups = append(groups, group{l: key[0], kv: key[1]})
-		}
-		groups[j].heads = append(groups[j].heads, i)
-	}
-	cells := make([]cell, len(ratios)*len(methods))
-	ps := make([]core.Params, len(ratios))
-	for ri, r := range ratios {
-		p, err := params(r)
-		if err != nil {
+	cs, err := m.Sweep(context.Background(), core.Sweep{Heads: refs, Ratios: ratios, Methods: methods, Params: params, Workers: workers, Progress: progress})
+	if err != nil {
+		if errors.As(err, new(usageError)) {
 			return nil, err
-		}
-		ps[ri] = p
-		for mi, name := range methods {
-			cells[ri*len(methods)+mi] = cell{Ratio: r, Method: name, Metrics: make([]core.Metrics, len(heads))}
-		}
-	}
-	// Job j is cell j / len(groups) on group j % len(groups): the KV head
-	// varies fastest, so the first jobs analyse different KV heads in
-	// parallel.
-	total := len(cells) * len(groups)
-	errs := make([]error, total)
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for w := 0; w < min(workers, total); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				j := int(next.Add(1) - 1)
-				if j >= total {
-					return
-				}
-				gr := groups[j%len(groups)]
-				ci := j / len(groups)
-				c := &cells[ci]
-				errs[j] = func() error {
-					g, err := m.Group(gr.l, gr.kv)
-					if err != nil {
-						return err
-					}
-					cache, err := g.Compress(c.Method, ps[ci/len(methods)])
-					if err != nil {
-						return err
-					}
-					for _, i := range gr.heads {
-						hi := g.HeadIndex(heads[i].h)
-						c.Metrics[i] = g.Evaluate(cache, hi)
-						if err := c.Metrics[i].CheckFinite(); err != nil {
-							return fmt.Errorf("at ratio %g: %w", c.Ratio, err)
-						}
-					}
-					return nil
-				}()
-				if progress != nil {
-					progress(int(done.Add(1)), total)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for j, err := range errs {
-		if err == nil {
-			continue
-		}
-		c := &cells[j/len(groups)]
-		if errors.Is(err, core.ErrDoesNotFit) || errors.Is(err, core.ErrNeedsKV) {
-			if c.NA == "" {
-				c.NA = naReason(err)
-			}
-			continue
 		}
 		return nil, fmt.Errorf("%s: %w", quotePath(name), err)
 	}
-	for i := range cells {
-		if cells[i].NA != "" {
-			cells[i].Metrics = nil
-		}
+	cells := make([]cell, len(cs))
+	for i, c := range cs {
+		cells[i] = cell{c}
 	}
 	return cells, nil
 }

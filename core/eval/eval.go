@@ -284,7 +284,7 @@ func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
 	res := &Result{Method: method, Ratio: p.Ratio}
 	pre, used, err := r.Compress(method, p)
 	if errors.Is(err, core.ErrDoesNotFit) {
-		res.NA = naReason(err)
+		res.NA = core.NAReason(err)
 		return res, nil
 	}
 	if err != nil {
@@ -309,14 +309,6 @@ func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// naReason is why a method does not fit, in a few words.
-func naReason(err error) string {
-	if n, ok := errors.AsType[*core.NeedRatioError](err); ok {
-		return fmt.Sprintf("needs ratio >= %.3f", n.Need)
-	}
-	return "does not fit the ratio"
 }
 
 // Compress compresses the prefix cache of every layer and KV head with the

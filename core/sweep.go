@@ -1,0 +1,180 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// HeadRef names one query head of a model.
+type HeadRef struct{ Layer, Head int }
+
+// Sweep asks for every method at every ratio on a set of query heads.
+type Sweep struct {
+	// Heads are the query heads to evaluate (nil: every head, layer-major).
+	Heads []HeadRef
+	// Ratios and Methods span the cells, ratio-major.
+	Ratios  []float64
+	Methods []string
+	// Params gives the parameters at a ratio (nil: DefaultParams).
+	Params func(ratio float64) (Params, error)
+	// Workers is the number of goroutines (0: all CPUs). The result does
+	// not depend on it.
+	Workers int
+	// Progress, when not nil, is called after each (cell, KV head) job,
+	// from any goroutine, with the number done and the total.
+	Progress func(done, total int)
+}
+
+// Cell is one method at one ratio on the heads of a Sweep.
+type Cell struct {
+	Ratio  float64
+	Method string
+	Params Params
+	// Metrics has one entry per head of the sweep, in its order; nil when
+	// the method has no result at this ratio (NA).
+	Metrics []Metrics
+	// NA says why the method has no result: it cannot fit the ratio
+	// (ErrDoesNotFit, e.g. "needs ratio >= 0.141") or needs the q/k/v an
+	// attention-only sample lacks (ErrNeedsKV, "needs q/k/v").
+	NA string
+	// Cause is the error behind NA (wrapping ErrDoesNotFit or ErrNeedsKV).
+	Cause error
+}
+
+// NAReason is why a method has no result, in a few words, for an error
+// that wraps ErrDoesNotFit or ErrNeedsKV.
+func NAReason(err error) string {
+	if errors.Is(err, ErrNeedsKV) {
+		return "needs q/k/v"
+	}
+	if n, ok := errors.AsType[*NeedRatioError](err); ok {
+		return fmt.Sprintf("needs ratio >= %.3f", n.Need)
+	}
+	return "does not fit the ratio"
+}
+
+// Sweep compresses the KV heads of the sweep's query heads with every method
+// at every ratio and evaluates those heads, each KV head's cache once per
+// cell, as independent (cell, KV head) jobs on Workers goroutines: the KV
+// head varies fastest, so the first jobs analyse different KV heads in
+// parallel. The cells are ratio-major, then in the order of Methods. A
+// method that cannot fit a ratio gives a cell with NA set; any other error,
+// a non-finite metric among them, stops the sweep. Cancelling ctx stops it
+// after the jobs running; the error is then ctx's.
+func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
+	s := m.Sample
+	heads := sw.Heads
+	if heads == nil {
+		for l := 0; l < s.L; l++ {
+			for h := 0; h < s.H; h++ {
+				heads = append(heads, HeadRef{l, h})
+			}
+		}
+	}
+	workers := sw.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	params := sw.Params
+	if params == nil {
+		params = func(r float64) (Params, error) { return DefaultParams(r), nil }
+	}
+	type group struct {
+		l, kv int
+		heads []int // indices into heads
+	}
+	var groups []group
+	gi := map[[2]int]int{}
+	for i, hd := range heads {
+		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
+			return nil, fmt.Errorf("sweep: layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
+		}
+		key := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
+		j, ok := gi[key]
+		if !ok {
+			j = len(groups)
+			gi[key] = j
+			groups = append(groups, group{l: key[0], kv: key[1]})
+		}
+		groups[j].heads = append(groups[j].heads, i)
+	}
+	cells := make([]Cell, len(sw.Ratios)*len(sw.Methods))
+	for ri, r := range sw.Ratios {
+		p, err := params(r)
+		if err != nil {
+			return nil, err
+		}
+		for mi, name := range sw.Methods {
+			cells[ri*len(sw.Methods)+mi] = Cell{Ratio: r, Method: name, Params: p, Metrics: make([]Metrics, len(heads))}
+		}
+	}
+	total := len(cells) * len(groups)
+	errs := make([]error, total)
+	var done, next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, total); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				j := int(next.Add(1) - 1)
+				if j >= total {
+					return
+				}
+				gr := groups[j%len(groups)]
+				c := &cells[j/len(groups)]
+				errs[j] = m.sweepJob(c, gr.l, gr.kv, gr.heads, heads)
+				if sw.Progress != nil {
+					sw.Progress(int(done.Add(1)), total)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for j, err := range errs {
+		if err == nil {
+			continue
+		}
+		c := &cells[j/len(groups)]
+		if errors.Is(err, ErrDoesNotFit) || errors.Is(err, ErrNeedsKV) {
+			if c.NA == "" {
+				c.NA, c.Cause = NAReason(err), err
+			}
+			continue
+		}
+		return nil, err
+	}
+	for i := range cells {
+		if cells[i].NA != "" {
+			cells[i].Metrics = nil
+		}
+	}
+	return cells, nil
+}
+
+// sweepJob compresses KV head kv of layer l for cell c and evaluates the
+// heads idx (indices into heads) of it.
+func (m *Model) sweepJob(c *Cell, l, kv int, idx []int, heads []HeadRef) error {
+	g, err := m.Group(l, kv)
+	if err != nil {
+		return err
+	}
+	cache, err := g.Compress(c.Method, c.Params)
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		c.Metrics[i] = g.Evaluate(cache, g.HeadIndex(heads[i].Head))
+		if err := c.Metrics[i].CheckFinite(); err != nil {
+			return fmt.Errorf("%s at ratio %g: %w", c.Method, c.Ratio, err)
+		}
+	}
+	return nil
+}
