@@ -1,0 +1,163 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/haeols/haeols/core/model/gguf"
+)
+
+// GGUF tokenizer keys.
+const (
+	KeyModel          = "tokenizer.ggml.model"
+	KeyPre            = "tokenizer.ggml.pre"
+	KeyTokens         = "tokenizer.ggml.tokens"
+	KeyScores         = "tokenizer.ggml.scores"
+	KeyTokenType      = "tokenizer.ggml.token_type"
+	KeyMerges         = "tokenizer.ggml.merges"
+	KeyBOS            = "tokenizer.ggml.bos_token_id"
+	KeyEOS            = "tokenizer.ggml.eos_token_id"
+	KeyUNK            = "tokenizer.ggml.unknown_token_id"
+	KeyAddBOS         = "tokenizer.ggml.add_bos_token"
+	KeyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
+)
+
+// GGUFPres maps tokenizer.ggml.pre values to pre-tokenizers; others are
+// refused by name. "default" and an absent key mean GPT-2's.
+var GGUFPres = map[string]Pre{
+	"default": PreGPT2, "gpt2": PreGPT2, "llama-bpe": PreLlama3, "llama3": PreLlama3,
+	"qwen2": PreQwen2, "smollm": PreSmolLM,
+}
+
+// FromGGUF builds the tokenizer of a GGUF file from its tokenizer.ggml.*
+// metadata: model "llama" (SentencePiece, with scores) or "gpt2"
+// (byte-level BPE, with merges and the pre-tokenizer tokenizer.ggml.pre
+// names). add_bos_token defaults to true for "llama", false for "gpt2";
+// add_space_prefix to true.
+func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	model, err := f.String(KeyModel)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	t := &Tokenizer{bos: -1, eos: -1, unk: -1, spacePrefix: true}
+	switch model {
+	case "llama":
+		t.kind, t.addBOS = SentencePiece, true
+	case "gpt2":
+		t.kind = ByteLevel
+	default:
+		return nil, fmt.Errorf("tokenizer: %w: %s %q is not supported (supported: llama, gpt2)", ErrTokenizer, KeyModel, model)
+	}
+	v, _ := f.Get(KeyTokens)
+	tokens, ok := v.([]string)
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: %w: %s is missing or not an array of strings", ErrTokenizer, KeyTokens)
+	}
+	t.tokens = tokens
+	t.types = make([]TokenType, len(tokens))
+	if v, ok := f.Get(KeyTokenType); ok {
+		tt, isI32 := v.([]int32)
+		if !isI32 || len(tt) != len(tokens) {
+			return nil, fmt.Errorf("tokenizer: %w: %s must be an INT32 array of %d", ErrTokenizer, KeyTokenType, len(tokens))
+		}
+		for i, x := range tt {
+			t.types[i] = TokenType(x)
+		}
+	} else {
+		for i := range t.types {
+			t.types[i] = Normal
+		}
+	}
+	for _, k := range []struct {
+		key string
+		dst *int
+	}{{KeyBOS, &t.bos}, {KeyEOS, &t.eos}, {KeyUNK, &t.unk}} {
+		if _, ok := f.Get(k.key); !ok {
+			continue
+		}
+		id, err := f.Uint(k.key)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if id >= uint64(len(tokens)) {
+			return nil, fmt.Errorf("tokenizer: %w: %s = %d outside the vocabulary of %d", ErrTokenizer, k.key, id, len(tokens))
+		}
+		*k.dst = int(id)
+	}
+	for _, k := range []struct {
+		key string
+		dst *bool
+	}{{KeyAddBOS, &t.addBOS}, {KeyAddSpacePrefix, &t.spacePrefix}} {
+		if _, ok := f.Get(k.key); ok {
+			if *k.dst, err = f.Bool(k.key); err != nil {
+				return nil, fmt.Errorf("tokenizer: %w", err)
+			}
+		}
+	}
+	if t.kind == SentencePiece {
+		v, _ := f.Get(KeyScores)
+		scores, ok := v.([]float32)
+		if !ok || len(scores) != len(tokens) {
+			return nil, fmt.Errorf("tokenizer: %w: %s must be a FLOAT32 array of %d", ErrTokenizer, KeyScores, len(tokens))
+		}
+		t.scores = scores
+		return t, t.finish()
+	}
+	t.pre = PreGPT2
+	if _, ok := f.Get(KeyPre); ok {
+		name, err := f.String(KeyPre)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		if t.pre, ok = GGUFPres[name]; !ok {
+			return nil, fmt.Errorf("tokenizer: %w: %s %q is not supported (supported: default, gpt2, llama-bpe, qwen2, smollm)", ErrTokenizer, KeyPre, name)
+		}
+	}
+	v, _ = f.Get(KeyMerges)
+	merges, ok := v.([]string)
+	if !ok {
+		return nil, fmt.Errorf("tokenizer: %w: %s is missing or not an array of strings", ErrTokenizer, KeyMerges)
+	}
+	if err := t.setMerges(len(merges), func(i int) (string, string, error) {
+		a, b, ok := splitMerge(merges[i])
+		if !ok {
+			return "", "", fmt.Errorf("%w: merge %d %q is not two tokens separated by a space", ErrTokenizer, i, merges[i])
+		}
+		return a, b, nil
+	}); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	return t, t.finish()
+}
+
+// splitMerge splits "a b" at the first space after the first byte.
+func splitMerge(m string) (string, string, bool) {
+	if len(m) < 3 {
+		return "", "", false
+	}
+	i := strings.IndexByte(m[1:], ' ')
+	if i < 0 || i+2 >= len(m) {
+		return "", "", false
+	}
+	return m[:i+1], m[i+2:], true
+}
+
+// setMerges ranks n merges given by pair; the first of duplicates keeps
+// its rank.
+func (t *Tokenizer) setMerges(n int, pair func(int) (string, string, error)) error {
+	if n > MaxMerges {
+		return fmt.Errorf("%w: %d merges, more than %d", ErrTokenizer, n, MaxMerges)
+	}
+	t.merges = make(map[string]int, n)
+	for i := 0; i < n; i++ {
+		a, b, err := pair(i)
+		if err != nil {
+			return err
+		}
+		k := a + "\x00" + b
+		if _, dup := t.merges[k]; !dup {
+			t.merges[k] = i
+		}
+	}
+	return nil
+}
