@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/haeols/haeols/core/model/quant"
@@ -273,14 +271,6 @@ func TestOpen(t *testing.T) {
 	}
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Open(dir) = %v", err)
-	}
-	if runtime.GOOS != "js" && runtime.GOOS != "windows" {
-		fifo := filepath.Join(dir, "fifo")
-		if err := syscall.Mkfifo(fifo, 0o600); err == nil {
-			if _, err := Open(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-				t.Errorf("Open(fifo) = %v", err)
-			}
-		}
 	}
 }
 
