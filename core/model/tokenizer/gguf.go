@@ -39,10 +39,10 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	t := &Tokenizer{bos: -1, eos: -1, unk: -1, spacePrefix: true}
+	t := &Tokenizer{bos: -1, eos: -1, unk: -1}
 	switch model {
 	case "llama":
-		t.kind, t.addBOS = SentencePiece, true
+		t.kind, t.addBOS, t.spacePrefix = SentencePiece, true, true
 	case "gpt2":
 		t.kind = ByteLevel
 	default:
@@ -88,7 +88,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		key string
 		dst *bool
 	}{{KeyAddBOS, &t.addBOS}, {KeyAddSpacePrefix, &t.spacePrefix}} {
-		if _, ok := f.Get(k.key); ok {
+		if _, ok := f.Get(k.key); ok && (k.key == KeyAddBOS || t.kind == SentencePiece) {
 			if *k.dst, err = f.Bool(k.key); err != nil {
 				return nil, fmt.Errorf("tokenizer: %w", err)
 			}
@@ -113,6 +113,9 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer: %w: %s %q is not supported (supported: default, gpt2, llama-bpe, qwen2, smollm)", ErrTokenizer, KeyPre, name)
 		}
 	}
+	// llama.cpp takes a whole word in the vocabulary as one token for
+	// Llama 3, as its tokenizer.json's ignore_merges says.
+	t.ignoreMerges = t.pre == PreLlama3
 	v, _ = f.Get(KeyMerges)
 	merges, ok := v.([]string)
 	if !ok {
@@ -149,6 +152,7 @@ func (t *Tokenizer) setMerges(n int, pair func(int) (string, string, error)) err
 		return fmt.Errorf("%w: %d merges, more than %d", ErrTokenizer, n, MaxMerges)
 	}
 	t.merges = make(map[string]int, n)
+	t.mergeList = make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		a, b, err := pair(i)
 		if err != nil {
@@ -158,6 +162,46 @@ func (t *Tokenizer) setMerges(n int, pair func(int) (string, string, error)) err
 		if _, dup := t.merges[k]; !dup {
 			t.merges[k] = i
 		}
+		t.mergeList = append(t.mergeList, a+" "+b)
 	}
 	return nil
+}
+
+// GGUF returns the tokenizer as GGUF tokenizer.ggml.* metadata, which
+// FromGGUF reads back to the same tokenizer: model "llama" with scores for
+// a SentencePiece tokenizer from GGUF, "gpt2" with merges and the
+// pre-tokenizer's name for byte-level BPE. Settings GGUF cannot express
+// (tokenizer.json merge ranks for SentencePiece, Metaspace word splits,
+// add_prefix_space, ignore_merges other than llama-bpe's) are an error.
+func (t *Tokenizer) GGUF() ([]gguf.KV, error) {
+	types := make([]int32, len(t.types))
+	for i, tt := range t.types {
+		types[i] = int32(tt)
+	}
+	kv := []gguf.KV{{Key: KeyTokens, Value: t.tokens}, {Key: KeyTokenType, Value: types}}
+	if t.kind == SentencePiece {
+		if t.merges != nil {
+			return nil, fmt.Errorf("tokenizer: a SentencePiece tokenizer merged by tokenizer.json ranks has no GGUF scores")
+		}
+		kv = append([]gguf.KV{{Key: KeyModel, Value: "llama"}}, kv...)
+		kv = append(kv, gguf.KV{Key: KeyScores, Value: t.scores}, gguf.KV{Key: KeyAddSpacePrefix, Value: t.spacePrefix})
+		if t.splitWords {
+			return nil, fmt.Errorf("tokenizer: GGUF has no key for a Metaspace word split")
+		}
+	} else {
+		if t.prefixSpace || t.ignoreMerges != (t.pre == PreLlama3) {
+			return nil, fmt.Errorf("tokenizer: GGUF has no key for add_prefix_space or ignore_merges with %v", t.pre)
+		}
+		kv = append([]gguf.KV{{Key: KeyModel, Value: "gpt2"}, {Key: KeyPre, Value: t.pre.String()}}, kv...)
+		kv = append(kv, gguf.KV{Key: KeyMerges, Value: t.mergeList})
+	}
+	for _, p := range []struct {
+		key string
+		id  int
+	}{{KeyBOS, t.bos}, {KeyEOS, t.eos}, {KeyUNK, t.unk}} {
+		if p.id >= 0 {
+			kv = append(kv, gguf.KV{Key: p.key, Value: uint32(p.id)})
+		}
+	}
+	return append(kv, gguf.KV{Key: KeyAddBOS, Value: t.addBOS}), nil
 }

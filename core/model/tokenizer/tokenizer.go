@@ -79,7 +79,9 @@ type Tokenizer struct {
 	scores []float32 // SentencePiece from GGUF: merge by score
 	index  map[string]int
 	// merges ranks pairs (left + "\x00" + right); nil for score merging.
-	merges map[string]int
+	// mergeList holds them in rank order as "left right".
+	merges    map[string]int
+	mergeList []string
 	// bytes are the ids of the byte tokens <0x00>..<0xFF> (-1: none).
 	bytes [256]int
 	// bos, eos and unk are token ids, -1 when the vocabulary has none.

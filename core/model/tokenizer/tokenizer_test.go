@@ -471,3 +471,29 @@ func FuzzFromHF(f *testing.F) {
 		}
 	})
 }
+
+// TestGGUFExport: a tokenizer written as GGUF metadata reads back the
+// same, and a tokenizer.json byte-level tokenizer exports too.
+func TestGGUFExport(t *testing.T) {
+	h, err := FromHF(hfByteLevel(PatternLlama3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range []*Tokenizer{spm(t, true, nil, helloPieces...), bpe(t, "qwen2", false), bpe(t, "llama-bpe", true), h} {
+		kv, err := tk.GGUF()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := ggufTokenizer(t, kv)
+		if !reflect.DeepEqual(back, tk) {
+			t.Errorf("%v %v: GGUF export does not read back the same", tk.Kind(), tk.Pre())
+		}
+	}
+	hs, err := FromHF(hfSentencePiece([]string{"l l"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.GGUF(); err == nil {
+		t.Error("a rank-merged SentencePiece tokenizer exported scores")
+	}
+}
