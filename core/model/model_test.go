@@ -530,3 +530,78 @@ func TestBF16Values(t *testing.T) {
 }
 
 func TestNoFusedMultiplyAdd(t *testing.T) { fmacheck.Check(t, ".") }
+
+// TestOpenDecode: one entry point for a GGUF file, a folder, and the
+// browser's files.
+func TestOpenDecode(t *testing.T) {
+	ck := fromLlama2C(t, randomModel(t, true))
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := WriteGGUF(&buf, ck, GGUFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gpath := filepath.Join(dir, "m.gguf")
+	if err := os.WriteFile(gpath, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hpath := filepath.Join(dir, "hf")
+	if err := WriteHF(hpath, ck, "F32", 0); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, n := range []string{hf.ConfigFile, hf.WeightsFile} {
+		b, err := os.ReadFile(filepath.Join(hpath, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = b
+	}
+	for what, open := range map[string]func() (*Checkpoint, error){
+		"Open gguf":   func() (*Checkpoint, error) { return Open(gpath) },
+		"Open hf":     func() (*Checkpoint, error) { return Open(hpath) },
+		"Decode gguf": func() (*Checkpoint, error) { return Decode(map[string][]byte{"m.gguf": buf.Bytes()}) },
+		"Decode hf":   func() (*Checkpoint, error) { return Decode(files) },
+	} {
+		back, err := open()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		sameWeights(t, what, ck, back, exact)
+	}
+	other := filepath.Join(dir, "x.bin")
+	os.WriteFile(other, []byte("not a model"), 0o644)
+	if _, err := Open(other); err == nil || !strings.Contains(err.Error(), "neither a GGUF file") {
+		t.Errorf("Open(other) = %v", err)
+	}
+	files["m.gguf"] = buf.Bytes()
+	if _, err := Decode(files); err == nil || !strings.Contains(err.Error(), "one GGUF file alone") {
+		t.Errorf("Decode(mixed) = %v", err)
+	}
+}
+
+// FuzzFromGGUF: no GGUF file makes the checkpoint builder panic; what it
+// accepts passes Check.
+func FuzzFromGGUF(f *testing.F) {
+	m, err := llama.Random(llama.Config{Dim: 32, HiddenDim: 32, Layers: 1, Heads: 2, KVHeads: 1, Vocab: 8, SeqLen: 4, SharedClassifier: true}, 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteGGUF(&buf, fromLlama2C(f, m), GGUFOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := gguf.Decode("fuzz", data)
+		if err != nil {
+			return
+		}
+		ck, err := FromGGUF(g)
+		if err != nil {
+			return
+		}
+		if err := ck.Check(); err != nil {
+			t.Fatalf("accepted a checkpoint that fails Check: %v", err)
+		}
+	})
+}
