@@ -157,7 +157,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 // Normalize fills the fields config.json may omit with the transformers
 // defaults: num_key_value_heads = num_attention_heads, head_dim =
 // hidden_size / num_attention_heads, rope_theta 10000, rms_norm_eps 1e-6,
-// max_position_embeddings 2048.
+// max_position_embeddings 32768 for Qwen2 and Qwen3, else 2048.
 func (c *Config) Normalize() {
 	if c.NumKeyValueHeads == 0 {
 		c.NumKeyValueHeads = c.NumAttentionHeads
@@ -173,6 +173,9 @@ func (c *Config) Normalize() {
 	}
 	if c.MaxPositionEmbeddings == 0 {
 		c.MaxPositionEmbeddings = 2048
+		if a := c.Arch(); a == "Qwen2ForCausalLM" || a == "Qwen3ForCausalLM" {
+			c.MaxPositionEmbeddings = 32768
+		}
 	}
 }
 

@@ -36,7 +36,7 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NumKeyValueHeads != 4 || c.HeadDim != 8 || c.RopeTheta != 10000 || c.RMSNormEps != 1e-6 || c.MaxPositionEmbeddings != 2048 || !c.QKVBias() || c.OutputBias() || c.TieWordEmbeddings {
+	if c.NumKeyValueHeads != 4 || c.HeadDim != 8 || c.RopeTheta != 10000 || c.RMSNormEps != 1e-6 || c.MaxPositionEmbeddings != 32768 || !c.QKVBias() || c.OutputBias() || c.TieWordEmbeddings {
 		t.Errorf("defaults %+v", c)
 	}
 	c, err = ParseConfig([]byte(`{"architectures":["Qwen3ForCausalLM"],"hidden_size":32,"head_dim":16,"intermediate_size":64,"num_hidden_layers":1,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":10}`))
