@@ -586,3 +586,36 @@ func TestErrors(t *testing.T) {
 	}()
 	Dot(Q8_0, make([]byte, 30), y)
 }
+
+// TestMatMul: MatMul gives Dot's bits for every row and vector, with one
+// worker and with several, for every type.
+func TestMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, c := range []struct{ rows, cols, n int }{{3, 256, 1}, {37, 512, 5}, {64, 768, 24}} {
+		w := make([]float32, c.rows*c.cols)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		x := make([]float32, c.n*c.cols)
+		for i := range x {
+			x[i] = 2*r.Float32() - 1
+		}
+		for _, typ := range all {
+			b, err := Quantize(typ, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, _ := typ.RowBytes(c.cols)
+			dst := make([]float32, c.n*c.rows)
+			MatMul(typ, dst, b, c.rows, c.cols, x, c.n)
+			for j := 0; j < c.n; j++ {
+				for i := 0; i < c.rows; i++ {
+					want := Dot(typ, b[i*rb:(i+1)*rb], x[j*c.cols:(j+1)*c.cols])
+					if math.Float32bits(dst[j*c.rows+i]) != math.Float32bits(want) {
+						t.Fatalf("%s %dx%d n=%d: row %d vector %d: MatMul %v, Dot %v", typ, c.rows, c.cols, c.n, i, j, dst[j*c.rows+i], want)
+					}
+				}
+			}
+		}
+	}
+}
