@@ -19,62 +19,11 @@ import (
 	"github.com/haeols/haeols/internal/fmacheck"
 )
 
-// fromLlama2C is the checkpoint of a llama2.c model, its weights read
-// from the legacy file MarshalBinary writes (in llama2.c's order), q and
-// k rows permuted from llama2.c's interleaved RoPE order.
+// fromLlama2C is FromLlama2C or a failed test.
 func fromLlama2C(t testing.TB, m *llama.Model) *Checkpoint {
 	t.Helper()
-	lc := m.Config()
-	data, err := m.MarshalBinary()
+	ck, err := FromLlama2C(m)
 	if err != nil {
-		t.Fatal(err)
-	}
-	c := Config{Arch: Llama, Dim: lc.Dim, FFN: lc.HiddenDim, Layers: lc.Layers, Heads: lc.Heads, KVHeads: lc.KVHeads,
-		HeadDim: lc.HeadSize(), Vocab: lc.Vocab, Context: lc.SeqLen, RMSEps: 1e-5, RopeTheta: 10000, Tied: lc.SharedClassifier}
-	ck := &Checkpoint{Config: c, Weights: map[string]*Weight{}}
-	off := llama.HeaderSize
-	next := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
-		}
-		off += 4 * n
-		return x
-	}
-	put := func(name string, rows, cols int, x []float32) {
-		w, err := NewWeight(quant.F32, rows, cols, x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ck.Weights[name] = w
-	}
-	perLayer := func(name string, rows, cols int) {
-		x := next(c.Layers * rows * cols)
-		for l := 0; l < c.Layers; l++ {
-			put(blk(l, name), rows, cols, x[l*rows*cols:(l+1)*rows*cols])
-		}
-	}
-	kv := c.KVHeads * c.HeadDim
-	put("token_embd.weight", c.Vocab, c.Dim, next(c.Vocab*c.Dim))
-	perLayer("attn_norm.weight", 1, c.Dim)
-	perLayer("attn_q.weight", c.Dim, c.Dim)
-	perLayer("attn_k.weight", kv, c.Dim)
-	perLayer("attn_v.weight", kv, c.Dim)
-	perLayer("attn_output.weight", c.Dim, c.Dim)
-	perLayer("ffn_norm.weight", 1, c.Dim)
-	perLayer("ffn_gate.weight", c.FFN, c.Dim)
-	perLayer("ffn_down.weight", c.Dim, c.FFN)
-	perLayer("ffn_up.weight", c.FFN, c.Dim)
-	put("output_norm.weight", 1, c.Dim, next(c.Dim))
-	next(c.Context * c.HeadDim) // the RoPE tables
-	if !c.Tied {
-		put("output.weight", c.Vocab, c.Dim, next(c.Vocab*c.Dim))
-	}
-	if off != len(data) {
-		t.Fatalf("llama2.c file: read %d of %d bytes", off, len(data))
-	}
-	ck.permute(ToHalfSplit)
-	if err := ck.Check(); err != nil {
 		t.Fatal(err)
 	}
 	return ck
