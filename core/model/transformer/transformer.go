@@ -172,8 +172,8 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 				rmsnorm(kh, kh, ly.kNorm, eps)
 			}
 		}
-		st.rope(st.q)
-		st.rope(st.k)
+		rope(st.q, st.cos, st.sin)
+		rope(st.k, st.cos, st.sin)
 		st.cache.Append(l, pos, st.k, st.v)
 		st.cache.Attend(l, pos, st.q, st.att)
 		if st.Observe != nil {
@@ -200,13 +200,14 @@ func (m *Model) Forward(token, pos int, st *State) []float32 {
 	return st.logits
 }
 
-// rope rotates the pairs (i, i + d/2) of every head of vec.
-func (st *State) rope(vec []float32) {
-	half := len(st.cos)
+// rope rotates the pairs (i, i + d/2) of every head of vec by the angles
+// whose cosines and sines are cos and sin (d/2 each).
+func rope(vec, cos, sin []float32) {
+	half := len(cos)
 	for h := 0; h+2*half <= len(vec); h += 2 * half {
 		head := vec[h : h+2*half]
 		for i := 0; i < half; i++ {
-			c, s := st.cos[i], st.sin[i]
+			c, s := cos[i], sin[i]
 			v0, v1 := head[i], head[i+half]
 			head[i] = float32(v0*c) - float32(v1*s)
 			head[i+half] = float32(v0*s) + float32(v1*c)
@@ -233,5 +234,106 @@ func rmsnorm(o, x, w []float32, eps float32) {
 	ss = 1 / float32(math.Sqrt(float64(ss)))
 	for j := range o {
 		o[j] = float32(w[j] * float32(ss*x[j]))
+	}
+}
+
+// Prefill runs tokens at positions pos, pos+1, ... layer by layer, each
+// matrix multiplying all of them at once (quant.MatMul decodes every block
+// once for the whole block of tokens), and returns the logits after the
+// last token (owned by st). The results, the cache's contents and the
+// observations (in layer-major order) have the bits of calling Forward
+// for each token in turn.
+func (m *Model) Prefill(tokens []int, pos int, st *State) []float32 {
+	c := m.cfg
+	n := len(tokens)
+	if n == 0 {
+		return nil
+	}
+	for _, tok := range tokens {
+		if tok < 0 || tok >= c.Vocab {
+			panic(fmt.Sprintf("transformer: Prefill: token %d outside the vocabulary [0, %d)", tok, c.Vocab))
+		}
+	}
+	if pos < 0 || st.m != m {
+		panic(fmt.Sprintf("transformer: Prefill: position %d, or a state of another model", pos))
+	}
+	qd, kvd, hd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim, c.HeadDim
+	eps := float32(c.RMSEps)
+	x := make([]float32, n*c.Dim)
+	xb := make([]float32, n*c.Dim)
+	q, k, v := make([]float32, n*qd), make([]float32, n*kvd), make([]float32, n*kvd)
+	att := make([]float32, n*qd)
+	hb, hb2 := make([]float32, n*c.FFN), make([]float32, n*c.FFN)
+	cos, sin := make([]float32, n*hd/2), make([]float32, n*hd/2)
+	for t, tok := range tokens {
+		if err := quant.Dequantize(m.emb.Type, x[t*c.Dim:(t+1)*c.Dim], m.emb.Row(tok)); err != nil {
+			panic(err)
+		}
+		for i, f := range m.freq {
+			s, co := xmath.Sincos(float64(float32(pos+t) * f))
+			cos[t*hd/2+i], sin[t*hd/2+i] = float32(co), float32(s)
+		}
+	}
+	rows := func(b []float32, t, w int) []float32 { return b[t*w : (t+1)*w] }
+	for l := range m.layers {
+		ly := &m.layers[l]
+		for t := 0; t < n; t++ {
+			rmsnorm(rows(xb, t, c.Dim), rows(x, t, c.Dim), ly.attnNorm, eps)
+		}
+		matmul(q, ly.q, xb, n, ly.qBias)
+		matmul(k, ly.k, xb, n, ly.kBias)
+		matmul(v, ly.v, xb, n, ly.vBias)
+		for t := 0; t < n; t++ {
+			qt, kt := rows(q, t, qd), rows(k, t, kvd)
+			if ly.qNorm != nil {
+				for h := 0; h < c.Heads; h++ {
+					rmsnorm(qt[h*hd:(h+1)*hd], qt[h*hd:(h+1)*hd], ly.qNorm, eps)
+				}
+				for h := 0; h < c.KVHeads; h++ {
+					rmsnorm(kt[h*hd:(h+1)*hd], kt[h*hd:(h+1)*hd], ly.kNorm, eps)
+				}
+			}
+			rope(qt, rows(cos, t, hd/2), rows(sin, t, hd/2))
+			rope(kt, rows(cos, t, hd/2), rows(sin, t, hd/2))
+			st.cache.Append(l, pos+t, kt, rows(v, t, kvd))
+			st.cache.Attend(l, pos+t, qt, rows(att, t, qd))
+			if st.Observe != nil {
+				st.Observe(l, pos+t, qt, kt, rows(v, t, kvd), rows(att, t, qd))
+			}
+		}
+		matmul(xb, ly.o, att, n, ly.oBias)
+		for i := range x {
+			x[i] += xb[i]
+		}
+		for t := 0; t < n; t++ {
+			rmsnorm(rows(xb, t, c.Dim), rows(x, t, c.Dim), ly.ffnNorm, eps)
+		}
+		matmul(hb, ly.gate, xb, n, nil)
+		matmul(hb2, ly.up, xb, n, nil)
+		for i, a := range hb {
+			silu := a * (1 / (1 + float32(xmath.Exp(float64(-a)))))
+			hb[i] = float32(silu * hb2[i])
+		}
+		matmul(xb, ly.down, hb, n, nil)
+		for i := range x {
+			x[i] += xb[i]
+		}
+	}
+	last := x[(n-1)*c.Dim:]
+	rmsnorm(st.x, last, m.outputNorm, eps)
+	matvec(st.logits, m.out, st.x, nil)
+	return st.logits
+}
+
+// matmul sets out[t] = w x[t] (+ bias) for the n vectors of x.
+func matmul(out []float32, w *model.Weight, x []float32, n int, bias []float32) {
+	quant.MatMul(w.Type, out, w.Data, w.Rows, w.Cols, x, n)
+	if bias != nil {
+		for t := 0; t < n; t++ {
+			o := out[t*w.Rows : (t+1)*w.Rows]
+			for i, b := range bias {
+				o[i] += b
+			}
+		}
 	}
 }

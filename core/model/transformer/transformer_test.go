@@ -450,3 +450,62 @@ func TestStories260K(t *testing.T) {
 }
 
 func TestNoFusedMultiplyAdd(t *testing.T) { fmacheck.Check(t, ".") }
+
+// TestPrefill: Prefill gives Forward's bits (logits, observations, and the
+// cache, seen through the next Forward), for every variant, in two blocks.
+func TestPrefill(t *testing.T) {
+	base, err := model.FromLlama2C(randomLlama(t, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []int{1, 5, 9, 9, 2, 33, 17, 4, 0, 21}
+	for name, ck := range variants(t, base) {
+		m, err := New(ck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type obs struct {
+			l, pos int
+			q      []float32
+		}
+		seq, blk := m.NewState(newDense(ck.Config)), m.NewState(newDense(ck.Config))
+		var so, bo []obs
+		seq.Observe = func(l, pos int, q, k, v, out []float32) {
+			so = append(so, obs{l, pos, append(append([]float32(nil), q...), out...)})
+		}
+		blk.Observe = func(l, pos int, q, k, v, out []float32) {
+			bo = append(bo, obs{l, pos, append(append([]float32(nil), q...), out...)})
+		}
+		var want []float32
+		for pos, tok := range toks {
+			want = append([]float32(nil), m.Forward(tok, pos, seq)...)
+		}
+		m.Prefill(toks[:4], 0, blk)
+		got := m.Prefill(toks[4:], 4, blk)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: logit %d: Prefill %v, Forward %v", name, i, got[i], want[i])
+			}
+		}
+		// Observations: the same set (Prefill's come layer by layer).
+		key := func(o obs) [2]int { return [2]int{o.l, o.pos} }
+		byKey := map[[2]int][]float32{}
+		for _, o := range so {
+			byKey[key(o)] = o.q
+		}
+		for _, o := range bo {
+			w := byKey[key(o)]
+			for i := range w {
+				if math.Float32bits(w[i]) != math.Float32bits(o.q[i]) {
+					t.Fatalf("%s: layer %d pos %d: observation differs", name, o.l, o.pos)
+				}
+			}
+		}
+		a, b := m.Forward(3, len(toks), seq), m.Forward(3, len(toks), blk)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("%s: the cache after Prefill differs", name)
+			}
+		}
+	}
+}
