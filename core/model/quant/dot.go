@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/haeols/haeols/core/kernel"
 )
@@ -37,7 +39,9 @@ func Dot(t Type, row []byte, x []float32) float32 {
 
 // MatVec sets dst[r] = Dot(t, row r of w, x) for the rows x cols matrix w
 // of type t stored row after row (each row t.RowBytes(cols) bytes), and
-// x of cols elements. It panics on sizes that do not match.
+// x of cols elements. Large matrices are split by rows over GOMAXPROCS
+// goroutines (each row computed by one, so the bits do not depend on the
+// number of cores). It panics on sizes that do not match.
 func MatVec(t Type, dst []float32, w []byte, rows, cols int, x []float32) {
 	rb := mustRow(t, -1, cols)
 	if len(dst) < rows || len(x) < cols || rows < 0 || len(w) != rows*rb {
@@ -45,9 +49,26 @@ func MatVec(t Type, dst []float32, w []byte, rows, cols int, x []float32) {
 			t, rows, cols, len(w), rows*rb, len(dst), len(x)))
 	}
 	x = x[:cols]
-	for r := 0; r < rows; r++ {
-		dst[r] = Dot(t, w[r*rb:(r+1)*rb], x)
+	run := func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			dst[r] = Dot(t, w[r*rb:(r+1)*rb], x)
+		}
 	}
+	workers := min(runtime.GOMAXPROCS(0), rows/64)
+	if int64(rows)*int64(cols) < 1<<18 || workers <= 1 {
+		run(0, rows)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (rows + workers - 1) / workers
+	for r0 := 0; r0 < rows; r0 += per {
+		wg.Add(1)
+		go func(r0, r1 int) {
+			defer wg.Done()
+			run(r0, r1)
+		}(r0, min(r0+per, rows))
+	}
+	wg.Wait()
 }
 
 // mustRow panics unless t is supported, n is a whole number of its blocks

@@ -521,7 +521,7 @@ func TestQuantizeExtremes(t *testing.T) {
 
 func TestDotMatVec(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	const rows, cols = 5, 512
+	const rows, cols = 520, 512 // large enough for MatVec's goroutines
 	x := make([]float32, cols)
 	for i := range x {
 		x[i] = 2*r.Float32() - 1
