@@ -25,15 +25,17 @@ const (
 // GGUFPres maps tokenizer.ggml.pre values to pre-tokenizers; others are
 // refused by name. "default" and an absent key mean GPT-2's.
 var GGUFPres = map[string]Pre{
-	"default": PreGPT2, "gpt2": PreGPT2, "llama-bpe": PreLlama3, "llama3": PreLlama3,
+	"default": PreGPT2, "gpt2": PreGPT2, "llama-bpe": PreLlama3, "llama3": PreLlama3, "llama-v3": PreLlama3,
 	"qwen2": PreQwen2, "smollm": PreSmolLM,
 }
 
 // FromGGUF builds the tokenizer of a GGUF file from its tokenizer.ggml.*
 // metadata: model "llama" (SentencePiece, with scores) or "gpt2"
 // (byte-level BPE, with merges and the pre-tokenizer tokenizer.ggml.pre
-// names). add_bos_token defaults to true for "llama", false for "gpt2";
-// add_space_prefix to true.
+// names). add_bos_token defaults to true for "llama" and for the Llama 3
+// pre-tokenizer, false for other "gpt2" files (llama.cpp's defaults);
+// add_space_prefix to true. For Llama 3 a whole word in the vocabulary
+// is one token (ignore_merges).
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, err := f.String(KeyModel)
 	if err != nil {
@@ -116,6 +118,9 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	// llama.cpp takes a whole word in the vocabulary as one token for
 	// Llama 3, as its tokenizer.json's ignore_merges says.
 	t.ignoreMerges = t.pre == PreLlama3
+	if _, set := f.Get(KeyAddBOS); !set && t.pre == PreLlama3 {
+		t.addBOS = true // llama.cpp's default for these
+	}
 	v, _ = f.Get(KeyMerges)
 	merges, ok := v.([]string)
 	if !ok {

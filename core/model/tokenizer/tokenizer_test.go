@@ -497,3 +497,30 @@ func TestGGUFExport(t *testing.T) {
 		t.Error("a rank-merged SentencePiece tokenizer exported scores")
 	}
 }
+
+// TestGGUFDefaults: llama-bpe files add BOS unless they say otherwise and
+// take whole words in the vocabulary as one token; qwen2 files do not.
+func TestGGUFDefaults(t *testing.T) {
+	tokens, types := byteVocab(append(byteMerges, "w or"), "<|begin_of_text|>")
+	// "Ġworld" is in the vocabulary, but no merge makes it.
+	tokens = append(tokens, "Ġworld")
+	types = append(types, int32(Normal))
+	kv := func(pre string) []gguf.KV {
+		return []gguf.KV{{Key: KeyModel, Value: "gpt2"}, {Key: KeyTokens, Value: tokens}, {Key: KeyTokenType, Value: types},
+			{Key: KeyMerges, Value: byteMerges}, {Key: KeyBOS, Value: uint32(len(tokens) - 2)}, {Key: KeyPre, Value: pre}}
+	}
+	l3 := ggufTokenizer(t, kv("llama-bpe"))
+	ids, _ := l3.Encode(" world")
+	if got := pieces(l3, ids); !reflect.DeepEqual(got, []string{"<|begin_of_text|>", "Ġworld"}) {
+		t.Errorf("llama-bpe: %q", got)
+	}
+	q := ggufTokenizer(t, kv("qwen2"))
+	ids, _ = q.Encode(" world")
+	if got := pieces(q, ids); !reflect.DeepEqual(got, []string{"Ġwor", "l", "d"}) {
+		t.Errorf("qwen2: %q", got)
+	}
+	no := ggufTokenizer(t, append(kv("llama-bpe"), gguf.KV{Key: KeyAddBOS, Value: false}))
+	if no.AddsBOS() {
+		t.Error("add_bos_token false ignored")
+	}
+}
