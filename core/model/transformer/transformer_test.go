@@ -509,3 +509,81 @@ func TestPrefill(t *testing.T) {
 		}
 	}
 }
+
+// TestQwen3HeadDim: Qwen3 sets head_dim apart from hidden/heads (Qwen3-0.6B:
+// 1024 wide, 16 heads of 128). A random qwen3 checkpoint of that kind, read
+// back from a Hugging Face folder and from GGUF, runs as the float64
+// reference says.
+func TestQwen3HeadDim(t *testing.T) {
+	c := model.Config{Arch: model.Qwen3, Dim: 64, FFN: 96, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, Vocab: 40,
+		Context: 64, RMSEps: 1e-6, RopeTheta: 1000000, QKNorm: true}
+	r := rand.New(rand.NewPCG(8, 8))
+	ck := &model.Checkpoint{Config: c, Weights: map[string]*model.Weight{}}
+	add := func(name string, rows, cols int, one bool) {
+		x := make([]float32, rows*cols)
+		for i := range x {
+			x[i] = float32(r.NormFloat64()) / float32(math.Sqrt(float64(cols)))
+			if one {
+				x[i] = 1 + x[i]/4
+			}
+		}
+		w, err := model.NewWeight(quant.F32, rows, cols, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ck.Weights[name] = w
+	}
+	q, kv := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	add("token_embd.weight", c.Vocab, c.Dim, false)
+	add("output_norm.weight", 1, c.Dim, true)
+	add("output.weight", c.Vocab, c.Dim, false)
+	for l := 0; l < c.Layers; l++ {
+		p := func(s string) string { return "blk." + itoa(l) + "." + s }
+		add(p("attn_norm.weight"), 1, c.Dim, true)
+		add(p("ffn_norm.weight"), 1, c.Dim, true)
+		add(p("attn_q_norm.weight"), 1, c.HeadDim, true)
+		add(p("attn_k_norm.weight"), 1, c.HeadDim, true)
+		add(p("attn_q.weight"), q, c.Dim, false)
+		add(p("attn_k.weight"), kv, c.Dim, false)
+		add(p("attn_v.weight"), kv, c.Dim, false)
+		add(p("attn_output.weight"), c.Dim, q, false)
+		add(p("ffn_gate.weight"), c.FFN, c.Dim, false)
+		add(p("ffn_up.weight"), c.FFN, c.Dim, false)
+		add(p("ffn_down.weight"), c.Dim, c.FFN, false)
+	}
+	dir := filepath.Join(t.TempDir(), "qwen3")
+	if err := model.WriteHF(dir, ck, "F32", 0); err != nil {
+		t.Fatal(err)
+	}
+	fromHF, err := model.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := model.WriteGGUF(&buf, ck, model.GGUFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fromGGUF, err := model.Decode(map[string][]byte{"qwen3.gguf": buf.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, back := range map[string]*model.Checkpoint{"hf": fromHF, "gguf": fromGGUF} {
+		if back.Config.HeadDim != 32 || !back.Config.QKNorm || back.Config.Arch != model.Qwen3 {
+			t.Fatalf("%s: config %+v", name, back.Config)
+		}
+		m, err := New(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := m.NewState(newDense(back.Config))
+		ref := newReference(t, ck)
+		for pos, tok := range []int{1, 4, 9, 16, 25, 36} {
+			got, want := m.Forward(tok, pos, st), ref.forward(tok, pos)
+			for i := range want {
+				if math.Abs(float64(got[i])-want[i]) > 2e-5*(1+math.Abs(want[i])) {
+					t.Fatalf("%s pos %d logit %d: %v, float64 reference %v", name, pos, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
