@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -553,4 +554,35 @@ func FuzzFromGGUF(f *testing.F) {
 			t.Fatalf("accepted a checkpoint that fails Check: %v", err)
 		}
 	})
+}
+
+func TestSummary(t *testing.T) {
+	ck := fromLlama2C(t, randomModel(t, true))
+	f := writeGGUF(t, ck, GGUFOptions{Type: func(name string, w *Weight) quant.Type {
+		if w.Rows == 1 {
+			return quant.F32
+		}
+		if strings.Contains(name, "ffn_down") {
+			return quant.Q6_K
+		}
+		return quant.Q4_K
+	}})
+	back, err := FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := back.Summarize()
+	if s.Params != ck.Config.Params() || s.Quantization() != "Q4_K+Q6_K+F32" || s.Tokenizer != "none" {
+		t.Errorf("summary: %d params (want %d), %q, %q", s.Params, ck.Config.Params(), s.Quantization(), s.Tokenizer)
+	}
+	var bytes int64
+	for _, w := range back.Weights {
+		bytes += int64(len(w.Data))
+	}
+	text := s.String()
+	for _, want := range []string{"architecture llama: 2 layers, width 256", "tied embeddings", "Q4_K 13 tensors", "RMSNorm eps 1e-05", "Q6_K 2 tensors", "tokenizer: none", strconv.FormatInt(bytes, 10) + " bytes"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary text lacks %q:\n%s", want, text)
+		}
+	}
 }
