@@ -117,11 +117,21 @@ func randomModel(t testing.TB, shared bool) *llama.Model {
 	return m
 }
 
+// smallModel is a llama2.c model small enough for the tests that do not
+// quantize to super-blocks (quick under wasm too).
+func smallModel(t testing.TB, shared bool) *llama.Model {
+	m, err := llama.Random(llama.Config{Dim: 64, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 32, SeqLen: 16, SharedClassifier: shared}, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestGGUFLlamaLayout: a llama2.c model written as GGUF llama stores q
 // and k exactly as llama2.c does (both interleaved), and reads back to
 // the same checkpoint.
 func TestGGUFLlamaLayout(t *testing.T) {
-	m := randomModel(t, false)
+	m := smallModel(t, false)
 	ck := fromLlama2C(t, m)
 	f := writeGGUF(t, ck, GGUFOptions{Name: m.Name})
 	raw, _ := m.MarshalBinary()
@@ -148,7 +158,11 @@ func TestGGUFLlamaLayout(t *testing.T) {
 // precision; norms stay F32.
 func TestGGUFQuantized(t *testing.T) {
 	ck := fromLlama2C(t, randomModel(t, true))
-	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+	types := []quant.Type{quant.F16, quant.Q8_0, quant.Q4_K, quant.Q6_K}
+	if runtime.GOOS == "js" {
+		types = types[2:3] // slow under Node; quant's own tests cover every type there
+	}
+	for _, typ := range types {
 		f := writeGGUF(t, ck, GGUFOptions{Type: func(name string, w *Weight) quant.Type {
 			if w.Rows == 1 {
 				return quant.F32
@@ -169,7 +183,7 @@ func TestGGUFQuantized(t *testing.T) {
 // TestGGUFQwen2: written as qwen2 (zero biases), q and k stay in the
 // half-split order: the file holds the checkpoint's rows unpermuted.
 func TestGGUFQwen2(t *testing.T) {
-	ck := fromLlama2C(t, randomModel(t, true))
+	ck := fromLlama2C(t, smallModel(t, true))
 	ck.Config.Arch, ck.Config.QKVBias = Qwen2, true
 	c := ck.Config
 	for l := 0; l < c.Layers; l++ {
@@ -198,11 +212,15 @@ func TestGGUFQwen2(t *testing.T) {
 
 // TestHFRoundTrip: F32 exact, BF16 and F16 within rounding, sharded.
 func TestHFRoundTrip(t *testing.T) {
-	ck := fromLlama2C(t, randomModel(t, false))
-	for _, c := range []struct {
+	ck := fromLlama2C(t, smallModel(t, false))
+	cases := []struct {
 		dtype string
 		shard int64
-	}{{"F32", 0}, {"BF16", 200_000}, {"F16", 0}} {
+	}{{"F32", 0}, {"BF16", 30_000}, {"F16", 0}}
+	if runtime.GOOS == "js" {
+		cases = cases[1:2] // file I/O under Node is slow; the code is the same
+	}
+	for _, c := range cases {
 		dir := filepath.Join(t.TempDir(), "m")
 		if err := WriteHF(dir, ck, c.dtype, c.shard); err != nil {
 			t.Fatal(err)
@@ -342,7 +360,7 @@ func TestLlama3Factors(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	ck := fromLlama2C(t, randomModel(t, true))
+	ck := fromLlama2C(t, smallModel(t, true))
 	var buf bytes.Buffer
 	if err := WriteGGUF(&buf, ck, GGUFOptions{}); err != nil {
 		t.Fatal(err)
@@ -484,7 +502,7 @@ func TestNoFusedMultiplyAdd(t *testing.T) { fmacheck.Check(t, ".") }
 // TestOpenDecode: one entry point for a GGUF file, a folder, and the
 // browser's files.
 func TestOpenDecode(t *testing.T) {
-	ck := fromLlama2C(t, randomModel(t, true))
+	ck := fromLlama2C(t, smallModel(t, true))
 	dir := t.TempDir()
 	var buf bytes.Buffer
 	if err := WriteGGUF(&buf, ck, GGUFOptions{}); err != nil {
