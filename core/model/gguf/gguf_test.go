@@ -298,3 +298,49 @@ func TestWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHandBuilt decodes a file laid out byte by byte from the
+// specification, not by Write: version 2, alignment 64, a UINT32 and an
+// array of strings, an F32 tensor [2, 3] (ne order) and a Q8_0 tensor
+// [32] at the next aligned offset.
+func TestHandBuilt(t *testing.T) {
+	h := start(2, 2, 2)
+	h.str(KeyAlignment).u32(uint32(TypeUint32)).u32(64)
+	h.str("tokenizer.ggml.tokens").u32(uint32(TypeArray)).u32(uint32(TypeString)).u64(2).str("a").str("bc")
+	h.str("w").u32(2).u64(2).u64(3).u32(0).u64(0)
+	h.str("q").u32(1).u64(32).u32(8).u64(64)
+	for h.Len()%64 != 0 {
+		h.WriteByte(0)
+	}
+	start := h.Len()
+	for i := 0; i < 6; i++ {
+		h.u32(math.Float32bits(float32(i) + 0.5))
+	}
+	for h.Len() < start+64 {
+		h.WriteByte(0)
+	}
+	h.Write([]byte{0x00, 0x3c}) // d = 1
+	for i := 0; i < 32; i++ {
+		h.WriteByte(byte(int8(i - 16)))
+	}
+	f, err := Decode("hand.gguf", h.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Version != 2 || f.Alignment != 64 || f.DataOffset != int64(start) {
+		t.Fatalf("version %d alignment %d data offset %d (want %d)", f.Version, f.Alignment, f.DataOffset, start)
+	}
+	if v, _ := f.Get("tokenizer.ggml.tokens"); !reflect.DeepEqual(v, []string{"a", "bc"}) {
+		t.Errorf("tokens %#v", v)
+	}
+	w, _ := f.Tensor("w")
+	x := make([]float32, 6)
+	if err := quant.Dequantize(w.Type, x, w.Data); err != nil || x[5] != 5.5 || !reflect.DeepEqual(w.Dims, []uint64{2, 3}) {
+		t.Errorf("w: %v %v %v", w.Dims, x, err)
+	}
+	q, _ := f.Tensor("q")
+	y := make([]float32, 32)
+	if err := quant.Dequantize(q.Type, y, q.Data); err != nil || y[0] != -16 || y[31] != 15 || q.Offset != 64 {
+		t.Errorf("q: offset %d %v %v", q.Offset, y, err)
+	}
+}
