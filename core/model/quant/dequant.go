@@ -1,0 +1,250 @@
+package quant
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/haeols/haeols/core/half"
+)
+
+// Dequantize decodes the elements of src, a run of blocks of type t, into
+// dst: len(dst) elements from exactly t.RowBytes(len(dst)) bytes.
+func Dequantize(t Type, dst []float32, src []byte) error {
+	nb, err := t.RowBytes(len(dst))
+	if err != nil {
+		return err
+	}
+	if len(src) != nb {
+		return fmt.Errorf("quant: %d elements of %s take %d bytes, have %d", len(dst), t, nb, len(src))
+	}
+	dequantRow(t, dst, src)
+	return nil
+}
+
+// dequantRow decodes len(dst) elements (a whole number of blocks, checked
+// by the caller) from src.
+func dequantRow(t Type, dst []float32, src []byte) {
+	switch t {
+	case F32:
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+		}
+		return
+	case F16:
+		for i := range dst {
+			dst[i] = half.F16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+		return
+	case BF16:
+		for i := range dst {
+			dst[i] = half.BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+		return
+	}
+	bs, bb := t.BlockSize(), t.BlockBytes()
+	f := blockFuncs[t]
+	for len(dst) > 0 {
+		f(dst[:bs], src[:bb])
+		dst, src = dst[bs:], src[bb:]
+	}
+}
+
+// blockFuncs decode one block of a quantized type: len(y) is the block
+// size and len(b) the block bytes.
+var blockFuncs = map[Type]func(y []float32, b []byte){
+	Q4_0: dequantQ4_0,
+	Q4_1: dequantQ4_1,
+	Q5_0: dequantQ5_0,
+	Q5_1: dequantQ5_1,
+	Q8_0: dequantQ8_0,
+	Q2_K: dequantQ2_K,
+	Q3_K: dequantQ3_K,
+	Q4_K: dequantQ4_K,
+	Q5_K: dequantQ5_K,
+	Q6_K: dequantQ6_K,
+}
+
+// f16 reads the little-endian float16 at b[0:2].
+func f16(b []byte) float32 { return half.F16ToF32(binary.LittleEndian.Uint16(b)) }
+
+// Q4_0: d, then 16 bytes whose low nibbles are elements 0-15 and high
+// nibbles elements 16-31; x = (q - 8) * d.
+func dequantQ4_0(y []float32, b []byte) {
+	d, qs := f16(b), b[2:2+QK/2]
+	for j, q := range qs {
+		y[j] = float32(int(q&15)-8) * d
+		y[j+QK/2] = float32(int(q>>4)-8) * d
+	}
+}
+
+// Q4_1: d, m, then nibbles as Q4_0; x = q*d + m.
+func dequantQ4_1(y []float32, b []byte) {
+	d, m, qs := f16(b), f16(b[2:]), b[4:4+QK/2]
+	for j, q := range qs {
+		y[j] = float32(float32(q&15)*d) + m
+		y[j+QK/2] = float32(float32(q>>4)*d) + m
+	}
+}
+
+// Q5_0: d, a 32-bit word of fifth bits (bit j for element j), nibbles as
+// Q4_0; x = (q - 16) * d.
+func dequantQ5_0(y []float32, b []byte) {
+	d, qh, qs := f16(b), binary.LittleEndian.Uint32(b[2:]), b[6:6+QK/2]
+	for j, q := range qs {
+		lo := int(q&15) | int(qh>>uint(j)&1)<<4
+		hi := int(q>>4) | int(qh>>uint(j+16)&1)<<4
+		y[j] = float32(lo-16) * d
+		y[j+QK/2] = float32(hi-16) * d
+	}
+}
+
+// Q5_1: d, m, fifth bits and nibbles as Q5_0; x = q*d + m.
+func dequantQ5_1(y []float32, b []byte) {
+	d, m, qh, qs := f16(b), f16(b[2:]), binary.LittleEndian.Uint32(b[4:]), b[8:8+QK/2]
+	for j, q := range qs {
+		lo := q&15 | byte(qh>>uint(j)&1)<<4
+		hi := q>>4 | byte(qh>>uint(j+16)&1)<<4
+		y[j] = float32(float32(lo)*d) + m
+		y[j+QK/2] = float32(float32(hi)*d) + m
+	}
+}
+
+// Q8_0: d, then 32 signed bytes; x = q * d.
+func dequantQ8_0(y []float32, b []byte) {
+	d, qs := f16(b), b[2:2+QK]
+	for j, q := range qs {
+		y[j] = float32(int8(q)) * d
+	}
+}
+
+// Q2_K: 16 bytes of 4-bit scale (low) and min (high) for 16 groups of 16,
+// 64 bytes of 2-bit quants, d, dmin; x = d*scale*q - dmin*min.
+func dequantQ2_K(y []float32, b []byte) {
+	scales, qs := b[:16], b[16:80]
+	d, dmin := f16(b[80:]), f16(b[82:])
+	for n := 0; n < 2; n++ {
+		q := qs[32*n : 32*n+32]
+		for j := 0; j < 4; j++ {
+			shift := uint(2 * j)
+			for h := 0; h < 2; h++ {
+				sc := scales[8*n+2*j+h]
+				dl := float32(d * float32(sc&15))
+				ml := float32(dmin * float32(sc>>4))
+				out := y[128*n+32*j+16*h:]
+				for l := 0; l < 16; l++ {
+					out[l] = float32(dl*float32(q[16*h+l]>>shift&3)) - ml
+				}
+			}
+		}
+	}
+}
+
+// q3Scale is the signed 6-bit scale i (0-15) of a Q3_K block: its low four
+// bits in the nibbles of bytes 0-7, its high two bits in bytes 8-11.
+func q3Scale(s []byte, i int) int {
+	lo := s[i%8] >> (4 * uint(i/8)) & 15
+	hi := s[8+i%4] >> (2 * uint(i/4)) & 3
+	return int(lo|hi<<4) - 32
+}
+
+// Q3_K: 32 bytes of high bits, 64 bytes of 2-bit quants, 12 bytes of 16
+// signed 6-bit scales, d; x = d*scale*(q - 4 if the high bit is clear).
+func dequantQ3_K(y []float32, b []byte) {
+	hm, qs, sc := b[:32], b[32:96], b[96:108]
+	d := f16(b[108:])
+	for n := 0; n < 2; n++ {
+		q := qs[32*n : 32*n+32]
+		for j := 0; j < 4; j++ {
+			shift := uint(2 * j)
+			m := byte(1) << uint(4*n+j)
+			for h := 0; h < 2; h++ {
+				dl := float32(d * float32(q3Scale(sc, 8*n+2*j+h)))
+				out := y[128*n+32*j+16*h:]
+				for l := 0; l < 16; l++ {
+					v := int(q[16*h+l] >> shift & 3)
+					if hm[16*h+l]&m == 0 {
+						v -= 4
+					}
+					out[l] = dl * float32(v)
+				}
+			}
+		}
+	}
+}
+
+// scaleMinK4 is the 6-bit scale and min j (0-7) of a Q4_K or Q5_K block
+// from its 12 packed bytes.
+func scaleMinK4(s []byte, j int) (sc, m byte) {
+	if j < 4 {
+		return s[j] & 63, s[j+4] & 63
+	}
+	return s[j+4]&15 | s[j-4]>>6<<4, s[j+4]>>4 | s[j]>>6<<4
+}
+
+// Q4_K: d, dmin, 12 bytes of eight 6-bit scales and mins, 128 bytes of
+// nibbles (byte 32*j+l holds element 64*j+l low and 64*j+32+l high);
+// x = d*scale*q - dmin*min.
+func dequantQ4_K(y []float32, b []byte) {
+	d, dmin, s, qs := f16(b), f16(b[2:]), b[4:16], b[16:144]
+	for j := 0; j < 4; j++ {
+		sc1, m1 := scaleMinK4(s, 2*j)
+		sc2, m2 := scaleMinK4(s, 2*j+1)
+		d1, dm1 := float32(d*float32(sc1)), float32(dmin*float32(m1))
+		d2, dm2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
+		q := qs[32*j : 32*j+32]
+		out := y[64*j:]
+		for l, v := range q {
+			out[l] = float32(d1*float32(v&15)) - dm1
+			out[l+32] = float32(d2*float32(v>>4)) - dm2
+		}
+	}
+}
+
+// Q5_K: as Q4_K with 32 bytes of fifth bits before the nibbles (bit 2*j
+// of byte l for element 64*j+l, bit 2*j+1 for element 64*j+32+l).
+func dequantQ5_K(y []float32, b []byte) {
+	d, dmin, s, qh, qs := f16(b), f16(b[2:]), b[4:16], b[16:48], b[48:176]
+	for j := 0; j < 4; j++ {
+		sc1, m1 := scaleMinK4(s, 2*j)
+		sc2, m2 := scaleMinK4(s, 2*j+1)
+		d1, dm1 := float32(d*float32(sc1)), float32(dmin*float32(m1))
+		d2, dm2 := float32(d*float32(sc2)), float32(dmin*float32(m2))
+		q := qs[32*j : 32*j+32]
+		out := y[64*j:]
+		u1, u2 := byte(1)<<uint(2*j), byte(2)<<uint(2*j)
+		for l, v := range q {
+			lo, hi := v&15, v>>4
+			if qh[l]&u1 != 0 {
+				lo += 16
+			}
+			if qh[l]&u2 != 0 {
+				hi += 16
+			}
+			out[l] = float32(d1*float32(lo)) - dm1
+			out[l+32] = float32(d2*float32(hi)) - dm2
+		}
+	}
+}
+
+// Q6_K: 128 bytes of low nibbles, 64 bytes of high 2-bit pairs, 16 signed
+// 8-bit scales, d; x = d*scale*(q - 32).
+func dequantQ6_K(y []float32, b []byte) {
+	ql, qh, sc := b[:128], b[128:192], b[192:208]
+	d := f16(b[208:])
+	for n := 0; n < 2; n++ {
+		l4, h2, s := ql[64*n:], qh[32*n:], sc[8*n:]
+		out := y[128*n:]
+		for l := 0; l < 32; l++ {
+			is := l / 16
+			q1 := int(l4[l]&15|(h2[l]>>0&3)<<4) - 32
+			q2 := int(l4[l+32]&15|(h2[l]>>2&3)<<4) - 32
+			q3 := int(l4[l]>>4|(h2[l]>>4&3)<<4) - 32
+			q4 := int(l4[l+32]>>4|(h2[l]>>6&3)<<4) - 32
+			out[l] = float32(d*float32(int8(s[is]))) * float32(q1)
+			out[l+32] = float32(d*float32(int8(s[is+2]))) * float32(q2)
+			out[l+64] = float32(d*float32(int8(s[is+4]))) * float32(q3)
+			out[l+96] = float32(d*float32(int8(s[is+6]))) * float32(q4)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func sample() []*Tensor {
+	return []*Tensor{
+		{"model.embed_tokens.weight", "BF16", []int{3, 2}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+		{"scalar", "F32", []int{}, []byte{0, 0, 128, 63}},
+		{"empty", "F16", []int{0, 4}, nil},
+		{"ids", "I64", []int{1}, []byte{7, 0, 0, 0, 0, 0, 0, 0}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	meta := map[string]string{"format": "pt"}
+	if err := Write(&buf, meta, sample()); err != nil {
+		t.Fatal(err)
+	}
+	hl := binary.LittleEndian.Uint64(buf.Bytes())
+	if hl%8 != 0 {
+		t.Errorf("header length %d not a multiple of 8", hl)
+	}
+	f, err := Decode("rt", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.Metadata, meta) {
+		t.Errorf("metadata %v", f.Metadata)
+	}
+	for _, w := range sample() {
+		g, ok := f.Tensor(w.Name)
+		if !ok || g.DType != w.DType || !reflect.DeepEqual(g.Shape, w.Shape) || !bytes.Equal(g.Data, w.Data) {
+			t.Errorf("tensor %s: got %+v", w.Name, g)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Tensors) != 4 || !bytes.Equal(g.Tensors[0].Data, sample()[0].Data) {
+		t.Errorf("Open: %+v", g.Tensors)
+	}
+	if _, err := Open(filepath.Dir(path)); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Open(dir) = %v", err)
+	}
+}
+
+func file(header string, body int) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	return append(append(b, header...), make([]byte, body)...)
+}
+
+func TestHostile(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"short", []byte{1, 2}, "too short"},
+		{"length lies", binary.LittleEndian.AppendUint64(nil, 1000), "runs past the end"},
+		{"length huge", binary.LittleEndian.AppendUint64(nil, 1<<40), "exceeds"},
+		{"not object", file(`[1]`, 0), "want a JSON object"},
+		{"dup", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{}}`, 4), "duplicate key"},
+		{"dtype", file(`{"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}}`, 4), `unknown dtype "F33"`},
+		{"size", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, 4), "needs 8"},
+		{"past end", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 4), "run past the end"},
+		{"gap", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), "gap of 4"},
+		{"overlap", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4), "overlap"},
+		{"trailing", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 8), "the tensors end at 4"},
+		{"overflow", file(`{"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}}`, 4), "at most"},
+		{"negative", file(`{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`, 4), "not an integer"},
+		{"rank", file(`{"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}}`, 4), "rank 9"},
+		{"meta", file(`{"__metadata__":{"k":1}}`, 0), "not a string"},
+		{"after", file(`{} x`, 0), "invalid character"},
+		{"two objects", file(`{} {}`, 0), "after the header"},
+		{"missing", file(`{"a":{"dtype":"F32","shape":[1]}}`, 4), "lacks"},
+	} {
+		_, err := Decode(c.name, c.data)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: %v, want ErrFormat containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	for _, ts := range [][]*Tensor{
+		{{"a", "F32", []int{2}, make([]byte, 4)}},
+		{{"a", "X", []int{1}, make([]byte, 4)}},
+		{{KeyMetadata, "F32", []int{1}, make([]byte, 4)}},
+		{{"a", "F32", []int{1}, make([]byte, 4)}, {"a", "F32", []int{1}, make([]byte, 4)}},
+	} {
+		if err := Write(&bytes.Buffer{}, nil, ts); err == nil {
+			t.Errorf("Write(%v) accepted", ts[0])
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	var buf bytes.Buffer
+	if err := Write(&buf, map[string]string{"a": "b"}, sample()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Decode("fuzz", data)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := Write(&out, g.Metadata, g.Tensors); err != nil {
+			t.Fatalf("decoded file does not write back: %v", err)
+		}
+		h, err := Decode("again", out.Bytes())
+		if err != nil || len(h.Tensors) != len(g.Tensors) {
+			t.Fatalf("rewrite: %v", err)
+		}
+	})
+}
