@@ -6,8 +6,8 @@
 // Per layer: RMSNorm; q, k, v projections (plus biases: Qwen2, Llama with
 // attention_bias); per-head RMSNorm of q and k (Qwen3); RoPE on the
 // half-split pairs (i, i + head_dim/2) with base theta and, for Llama 3.1,
-// the frequency divisors; the key and value go into a Cache, which computes
-// the attention; the output projection (plus bias) and the residual;
+// the frequency divisors; the key and value go into a kvcache.Cache, which
+// computes the attention; the output projection (plus bias) and the residual;
 // RMSNorm, SwiGLU feed-forward, residual. Then the final RMSNorm and the
 // classifier (the token embedding when tied).
 //
@@ -20,26 +20,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/haeols/haeols/core/kvcache"
 	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/model/quant"
 	"github.com/haeols/haeols/core/xmath"
 )
-
-// Cache is what the forward pass attends to: per layer, a position's key
-// and value (KVHeads*HeadDim floats each, head by head) are appended before
-// the position's attention is computed. Attend sets out (Heads*HeadDim) to
-// the attention output of every query head at pos over the positions the
-// cache holds, up to pos. core/kvcache's caches have these methods.
-type Cache interface {
-	Append(l, pos int, k, v []float32)
-	Attend(l, pos int, q, out []float32)
-}
-
-// Observer is called in every layer once the attention of position pos is
-// computed: q holds the post-RoPE queries of every head (half-split order
-// within a head), k and v the post-RoPE key and the value of the position,
-// out the attention outputs. The slices are only valid during the call.
-type Observer func(layer, pos int, q, k, v, out []float32)
 
 type layer struct {
 	attnNorm, ffnNorm          []float32
@@ -113,18 +98,28 @@ func (m *Model) Config() model.Config { return m.cfg }
 // State is the activations of one sequence and the cache it attends to.
 type State struct {
 	m                    *Model
-	cache                Cache
+	cache                kvcache.Cache
 	x, xb, xb2, hb, hb2  []float32
 	q, k, v, att, logits []float32
 	cos, sin             []float32
 	// Observe, when set, sees every layer's q, k, v and attention output.
-	Observe Observer
+	Observe kvcache.Observer
 }
 
-// NewState returns the activations of a sequence attending to cache, which
-// must have been made for the model's layers, heads and head size.
-func (m *Model) NewState(cache Cache) *State {
+// Shape is the attention geometry of the model's KV cache.
+func (m *Model) Shape() kvcache.Shape {
 	c := m.cfg
+	return kvcache.Shape{Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadSize: c.HeadDim}
+}
+
+// NewState returns the activations of a sequence attending to cache (a
+// kvcache.Dense, or a method's compressed prefix, kvcache.Compressed). It
+// panics if the cache was made for another shape.
+func (m *Model) NewState(cache kvcache.Cache) *State {
+	c := m.cfg
+	if cache.Shape() != m.Shape() {
+		panic(fmt.Sprintf("transformer: NewState: cache of shape %+v, model %+v", cache.Shape(), m.Shape()))
+	}
 	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	return &State{
 		m: m, cache: cache,
@@ -337,3 +332,41 @@ func matmul(out []float32, w *model.Weight, x []float32, n int, bias []float32) 
 		}
 	}
 }
+
+// Decoder is a model as package eval (end-to-end evaluation) uses it: its
+// shape and a forward pass over any KV cache.
+type Decoder struct {
+	m    *Model
+	name string
+}
+
+// Decoder returns m as a Decoder named name (e.g. the checkpoint's file).
+func (m *Model) Decoder(name string) Decoder { return Decoder{m, name} }
+
+// Name is the name given to Decoder.
+func (d Decoder) Name() string { return d.name }
+
+// Shape is the attention geometry of the model's KV cache.
+func (d Decoder) Shape() kvcache.Shape { return d.m.Shape() }
+
+// Vocab is the number of tokens.
+func (d Decoder) Vocab() int { return d.m.cfg.Vocab }
+
+// Context is the context length the model was trained for.
+func (d Decoder) Context() int { return d.m.cfg.Context }
+
+// NewRun returns a forward pass attending to kv that calls observe (when not
+// nil) in every layer.
+func (d Decoder) NewRun(kv kvcache.Cache, observe kvcache.Observer) kvcache.Runner {
+	st := d.m.NewState(kv)
+	st.Observe = observe
+	return &run{d.m, st}
+}
+
+// run is a State bound to its model.
+type run struct {
+	m  *Model
+	st *State
+}
+
+func (r *run) Forward(token, pos int) []float32 { return r.m.Forward(token, pos, r.st) }

@@ -9,59 +9,19 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/haeols/haeols/core/kvcache"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/model/gguf"
 	"github.com/haeols/haeols/core/model/quant"
-	"github.com/haeols/haeols/core/xmath"
 	"github.com/haeols/haeols/internal/fmacheck"
 )
 
-// denseCache is the attention of llama2.c's run.c over every position so
-// far, for the tests (core/kvcache's Dense is the cache of the product).
-type denseCache struct {
-	heads, kvHeads, hd int
-	key, val           [][][]float32 // [layer][pos]
-}
-
-func newDense(c model.Config) *denseCache {
-	return &denseCache{heads: c.Heads, kvHeads: c.KVHeads, hd: c.HeadDim, key: make([][][]float32, c.Layers), val: make([][][]float32, c.Layers)}
-}
-
-func (d *denseCache) Append(l, pos int, k, v []float32) {
-	d.key[l] = append(d.key[l][:pos], append([]float32(nil), k...))
-	d.val[l] = append(d.val[l][:pos], append([]float32(nil), v...))
-}
-
-func (d *denseCache) Attend(l, pos int, q, out []float32) {
-	hd, mul := d.hd, d.heads/d.kvHeads
-	div := float32(math.Sqrt(float64(hd)))
-	att := make([]float32, pos+1)
-	for h := 0; h < d.heads; h++ {
-		qh, kv := q[h*hd:(h+1)*hd], (h/mul)*hd
-		mx := float32(math.Inf(-1))
-		for t := range att {
-			var s float32
-			for i, x := range qh {
-				s += float32(x * d.key[l][t][kv+i])
-			}
-			att[t] = s / div
-			mx = max(mx, att[t])
-		}
-		var sum float32
-		for t := range att {
-			att[t] = float32(xmath.Exp(float64(att[t] - mx)))
-			sum += att[t]
-		}
-		o := out[h*hd : (h+1)*hd]
-		clear(o)
-		for t := range att {
-			a := att[t] / sum
-			for i := range o {
-				o[i] += float32(a * d.val[l][t][kv+i])
-			}
-		}
-	}
+// newDense is a dense KV cache for c of up to 1,024 positions (the
+// context of the test models; a real model's longer context would only
+// waste memory).
+func newDense(c model.Config) *kvcache.Dense {
+	return kvcache.NewDense(kvcache.Shape{Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, HeadSize: c.HeadDim}, min(c.Context, 1024))
 }
 
 func randomLlama(t testing.TB, seed uint64) *llama.Model {
