@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,11 +15,18 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/model"
+	"github.com/haeols/haeols/core/model/gguf"
+	"github.com/haeols/haeols/core/model/transformer"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/internal/termsafe"
 )
 
-const evalUsage = `Usage: haeols eval [flags] MODEL.bin
+const evalUsage = `Usage: haeols eval [flags] MODEL
+
+MODEL is a llama2.c checkpoint (.bin; its tokenizer with -z), a GGUF file
+(llama, qwen2, qwen3) or a Hugging Face model folder (config.json and
+safetensors: Llama, Mistral, Qwen2, Qwen3), which carry their tokenizers.
 
 What the model says with a compressed cache (HAE-OLS.md section 8). The
 sequence runs once with the full cache (the reference); then, per method and
@@ -120,21 +128,9 @@ func cmdEval(e *env, args []string) error {
 		}
 	}
 
-	m, err := llama.Load(pos[0])
+	lm, codec, err := openLM(pos[0], *tokPath)
 	if err != nil {
 		return err
-	}
-	lm := m.Decoder()
-	var tok *llama.Tokenizer
-	var codec eval.Codec
-	if *tokPath != "" {
-		if tok, err = llama.LoadTokenizer(*tokPath); err != nil {
-			return err
-		}
-		if tok.Vocab() != lm.Vocab() {
-			return fmt.Errorf("-z %s: %d tokens, the model %s has %d", quotePath(*tokPath), tok.Vocab(), quotePath(pos[0]), lm.Vocab())
-		}
-		codec = tok
 	}
 	seqs, err := evalSequences(lm, codec, evalSpec{task: *task, tokens: *tokens, prefix: *prefix, prompt: *prompt, text: *text,
 		depths: depths, trials: *trials, passage: *passage, seed: *seed, gen: *gen})
@@ -210,6 +206,71 @@ func cmdEval(e *env, args []string) error {
 	return nil
 }
 
+// openLM opens the model at path: a GGUF file or a Hugging Face folder
+// (core/model, run by core/model/transformer, with the tokenizer it
+// carries), else a llama2.c checkpoint (core/llama) with the llama2.c
+// tokenizer tokPath when given.
+func openLM(path, tokPath string) (eval.LM, eval.Codec, error) {
+	if isCheckpoint(path) {
+		if tokPath != "" {
+			return nil, nil, usagef("-z %s: the checkpoint %s carries its own tokenizer", quotePath(tokPath), quotePath(path))
+		}
+		ck, err := model.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		tm, err := transformer.New(ck)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", quotePath(path), err)
+		}
+		var codec eval.Codec
+		if ck.Tokenizer != nil {
+			codec = ck.Tokenizer
+		}
+		return tm.Decoder(displayName(path)), codec, nil
+	}
+	m, err := llama.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	lm := m.Decoder()
+	if tokPath == "" {
+		return lm, nil, nil
+	}
+	tok, err := llama.LoadTokenizer(tokPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tok.Vocab() != lm.Vocab() {
+		return nil, nil, fmt.Errorf("-z %s: %d tokens, the model %s has %d", quotePath(tokPath), tok.Vocab(), quotePath(path), lm.Vocab())
+	}
+	return lm, tok, nil
+}
+
+// isCheckpoint reports whether path names a GGUF file (by its magic) or a
+// Hugging Face folder (a directory with config.json), which core/model
+// reads, rather than a llama2.c checkpoint.
+func isCheckpoint(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	if fi.IsDir() {
+		return true
+	}
+	if !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	n, _ := io.ReadFull(f, magic[:])
+	return string(magic[:n]) == gguf.Magic
+}
+
 // evalSpec is how the eval command's flags ask for sequences.
 type evalSpec struct {
 	task                 string
@@ -229,7 +290,7 @@ type evalSeq struct {
 }
 
 // evalSequences builds the sequences the flags ask for.
-func evalSequences(lm llama.Decoder, codec eval.Codec, sp evalSpec) ([]evalSeq, error) {
+func evalSequences(lm eval.LM, codec eval.Codec, sp evalSpec) ([]evalSeq, error) {
 	ctx := lm.Context()
 	n := sp.tokens
 	if n > ctx {
@@ -266,7 +327,7 @@ func evalSequences(lm llama.Decoder, codec eval.Codec, sp evalSpec) ([]evalSeq, 
 			}
 		}
 	default:
-		ids := []int{llama.BOS}
+		ids := eval.Start(codec)
 		if sp.prompt != "" {
 			ids = ids[:0]
 			for _, f := range strings.Split(sp.prompt, ",") {
@@ -387,7 +448,7 @@ func evalDocument(model string, codec eval.Codec, runs []evalRun) *evalDoc {
 		if codec == nil {
 			return ""
 		}
-		if len(ids) > 0 && ids[0] == llama.BOS {
+		if b := eval.Start(codec); len(b) > 0 && len(ids) > 0 && ids[0] == b[0] {
 			prev, ids = ids[0], ids[1:]
 		}
 		return eval.Decode(codec, prev, ids)

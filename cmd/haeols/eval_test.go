@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/model"
 )
 
 // byteModel writes a random llama2.c model with byte tokens (vocab 259: 0
@@ -193,5 +196,61 @@ func TestEvalUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("eval %v: exit %d, %q; want exit 2 and %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestEvalCheckpoints runs haeols eval on the byte model written as a GGUF
+// file and as a Hugging Face folder (core/model, core/model/transformer):
+// the same sequence and the same numbers as the llama2.c file, within
+// float32 rounding.
+func TestEvalCheckpoints(t *testing.T) {
+	bin, _ := byteModel(t)
+	lm, err := llama.Load(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.FromLlama2C(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ggufPath := filepath.Join(dir, "bytes.gguf")
+	var b bytes.Buffer
+	if err := model.WriteGGUF(&b, ck, model.GGUFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ggufPath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hfDir := filepath.Join(dir, "bytes-hf")
+	if err := model.WriteHF(hfDir, ck, "F32", 0); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"eval", "-json", "-prompt", "1,40,41,42", "-tokens", "96", "-ratios", "0.3", "-methods", "hae-ols,topk,full", "-gen", "8"}
+	var docs []evalJSON
+	for _, path := range []string{bin, ggufPath, hfDir} {
+		code, out, errOut := cli(t, append(args, path)...)
+		if code != 0 {
+			t.Fatalf("eval %s: exit %d: %s", path, code, errOut)
+		}
+		var doc evalJSON
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, doc)
+	}
+	for i, doc := range docs[1:] {
+		if !slices.Equal(doc.Sequences[0].IDs, docs[0].Sequences[0].IDs) {
+			t.Errorf("checkpoint %d: another greedy sequence than the llama2.c file's", i+1)
+		}
+		for k, r := range doc.Records {
+			a, b := r["kl"].(float64), docs[0].Records[k]["kl"].(float64)
+			if math.Abs(a-b) > 1e-4+0.02*b {
+				t.Errorf("checkpoint %d, %v: kl %g, llama2.c file %g", i+1, r["method"], a, b)
+			}
+		}
+	}
+	if code, _, errOut := cli(t, "eval", "-z", "x.bin", ggufPath); code != exitUsage || !strings.Contains(errOut, "carries its own tokenizer") {
+		t.Errorf("-z with a GGUF file: exit %d, %s", code, errOut)
 	}
 }

@@ -31,9 +31,21 @@ func Decode(c Codec, prev int, ids []int) string {
 	return b.String()
 }
 
-// BOS is the beginning-of-sequence token every task starts with (llama2.c,
-// SentencePiece).
+// BOS is the beginning-of-sequence token of llama2.c models, with which a
+// task starts when its codec names none.
 const BOS = 1
+
+// Start is the sequence's first tokens: the codec's BOS when it says
+// (BOS() int; none when negative), else BOS.
+func Start(c Codec) []int {
+	if b, ok := c.(interface{ BOS() int }); ok {
+		if id := b.BOS(); id >= 0 {
+			return []int{id}
+		}
+		return nil
+	}
+	return []int{BOS}
+}
 
 // Task texts. The filler is the haystack of the pass-key retrieval tests
 // of long-context models: sentences that say nothing, repeated.
@@ -130,13 +142,14 @@ func (p PassKey) Build(lm LM, c Codec) (*Built, error) {
 		return nil, fmt.Errorf("eval: pass key: %w", err)
 	}
 	lead := leadingSpace(c, ans)
-	fixed := 1 + len(head) + len(needle) + len(q) + len(ans)
+	bos := Start(c)
+	fixed := len(bos) + len(head) + len(needle) + len(q) + len(ans)
 	fill, err := filler(c, p.Tokens-fixed, lm.Context()-fixed)
 	if err != nil {
 		return nil, err
 	}
 	cut := int(math.Round(p.Depth * float64(len(fill))))
-	toks := append([]int{BOS}, head...)
+	toks := append(bos, head...)
 	for _, s := range fill[:cut] {
 		toks = append(toks, s...)
 	}
@@ -222,12 +235,13 @@ func (p Copy) Build(lm LM, c Codec) (*Built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval: copy task: %w", err)
 	}
-	fixed := 1 + len(head) + 2*total + len(again)
+	bos := Start(c)
+	fixed := len(bos) + len(head) + 2*total + len(again)
 	fill, err := filler(c, p.Tokens-fixed, lm.Context()-fixed)
 	if err != nil {
 		return nil, err
 	}
-	toks := append([]int{BOS}, head...)
+	toks := append(bos, head...)
 	at := len(toks)
 	for _, w := range words {
 		toks = append(toks, w...)

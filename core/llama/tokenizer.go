@@ -228,3 +228,6 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 	}
 	return DecodeTokenizer(path, data, 0)
 }
+
+// BOS is the beginning-of-sequence token of llama2.c tokenizers.
+func (t *Tokenizer) BOS() int { return BOS }

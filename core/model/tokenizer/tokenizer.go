@@ -364,3 +364,26 @@ func (t *Tokenizer) finish() error {
 	}
 	return nil
 }
+
+// EncodeText returns the token ids of text without BOS (a SentencePiece
+// tokenizer's space prefix included): what core/eval's tasks encode piece by
+// piece after the sequence's BOS.
+func (t *Tokenizer) EncodeText(text string) ([]int, error) {
+	ids, err := t.Encode(text)
+	if err != nil {
+		return nil, err
+	}
+	if t.addBOS && t.bos >= 0 && len(ids) > 0 && ids[0] == t.bos {
+		ids = ids[1:]
+	}
+	return ids, nil
+}
+
+// DecodeToken is the text of token id for display (its bytes, control
+// tokens as nothing); prev is not needed by these tokenizers.
+func (t *Tokenizer) DecodeToken(prev, id int) string {
+	if id < 0 || id >= len(t.tokens) || t.types[id] == Control {
+		return ""
+	}
+	return string(t.TokenBytes(id))
+}
