@@ -7,7 +7,7 @@ import (
 
 	"github.com/haeols/haeols/core/model/gguf"
 	"github.com/haeols/haeols/core/model/hf"
-	"github.com/haeols/haeols/internal/regfile"
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // Open reads the checkpoint at path: a GGUF file, or a Hugging Face model
@@ -28,9 +28,9 @@ func Open(path string) (*Checkpoint, error) {
 		}
 		return ck, nil
 	}
-	fd, _, err := regfile.Open(path)
+	fd, _, err := inputs.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
+		return nil, fmt.Errorf("model: %s: %w", path, err)
 	}
 	var magic [4]byte
 	n, _ := fd.ReadAt(magic[:], 0)

@@ -23,7 +23,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/haeols/haeols/internal/regfile"
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // Limits checked before allocation.
@@ -315,12 +315,11 @@ func Decode(name string, data []byte) (*File, error) {
 // against the file's size before the data is read. Only regular files are
 // read.
 func Open(path string) (*File, error) {
-	fd, fi, err := regfile.Open(path)
+	fd, size, err := inputs.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
+		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
 	}
 	defer fd.Close()
-	size := fi.Size()
 	var prefix [8]byte
 	n, _ := fd.ReadAt(prefix[:], 0)
 	hl, err := headerLength(prefix[:n], size)

@@ -83,3 +83,21 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// ReadFile reads the regular file at path whole (Open), refusing one larger
+// than limit bytes before reading it. The error does not repeat path.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, size, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > limit {
+		return nil, fmt.Errorf("%d bytes, more than the %d this reader accepts", size, limit)
+	}
+	data := make([]byte, size)
+	if n, err := f.ReadAt(data, 0); n != len(data) {
+		return nil, fmt.Errorf("read %d of %d bytes: %w", n, len(data), err)
+	}
+	return data, nil
+}

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/haeols/haeols/core/model/quant"
-	"github.com/haeols/haeols/internal/regfile"
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // cursor reads little-endian values from a file of known size, refusing
@@ -446,16 +446,16 @@ func Decode(name string, data []byte) (*File, error) {
 // against the file's size first, then the data section is read in one
 // allocation. Only regular files are read.
 func Open(path string) (*File, error) {
-	fd, fi, err := regfile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	defer fd.Close()
-	f, err := ReadHeader(fd, fi.Size())
+	fd, size, err := inputs.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
 	}
-	n := fi.Size() - f.DataOffset
+	defer fd.Close()
+	f, err := ReadHeader(fd, size)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+	}
+	n := size - f.DataOffset
 	if n <= 0 {
 		return f, nil
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/haeols/haeols/core/model/quant"
 	"github.com/haeols/haeols/core/safetensors"
-	"github.com/haeols/haeols/internal/regfile"
+	"github.com/haeols/haeols/internal/inputs"
 )
 
 // The files of a folder this package reads and writes.
@@ -207,12 +207,12 @@ func Decode(files map[string][]byte) (*Folder, error) {
 // shard's header is checked against its size before its data is read.
 func Open(dir string) (*Folder, error) {
 	small := func(name string, limit int64, optional bool) ([]byte, error) {
-		b, err := regfile.ReadFile(filepath.Join(dir, name), limit)
+		b, err := inputs.ReadFile(filepath.Join(dir, name), limit)
 		if optional && errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("hf: %w", err)
+			return nil, fmt.Errorf("hf: %s: %w", filepath.Join(dir, name), err)
 		}
 		return b, nil
 	}
