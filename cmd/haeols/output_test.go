@@ -288,6 +288,10 @@ func TestCaptureRefusesVanishedActivations(t *testing.T) {
 	wantFail(t, code, stderr, exitUsage, "-tokens 1 outside [3, 32]")
 	code, _, stderr = cli(t, "capture", "-tokens", "8", "-prefix", "8", "-o", out, good)
 	wantFail(t, code, stderr, exitUsage, "-prefix 8 outside [2, 7]")
+	code, _, stderr = cli(t, "capture", "-tokens", "8", "-temperature", "NaN", "-o", out, good)
+	wantFail(t, code, stderr, exitUsage, "-temperature NaN: want a finite value >= 0")
+	code, _, stderr = cli(t, "capture", "-tokens", "8", "-prompt", "1,32", "-o", out, good)
+	wantFail(t, code, stderr, exitUsage, "-prompt: token id 32 outside the vocabulary [0, 32) of "+good)
 	if code, _, stderr := cli(t, "capture", "-tokens", "8", "-o", out, good); code != 0 {
 		t.Errorf("capture: exit %d: %s", code, stderr)
 	}
