@@ -73,3 +73,34 @@ func TestAppHostileFilesKeepApp(t *testing.T) {
 	b.WaitFor(`new URLSearchParams(location.search).get("sample") === "default"`, 5*time.Second, `"after the hostile files the URL is " + location.search`)
 	b.Screenshot("app-hostile-file")
 }
+
+// TestAppRefusesHugeFileBySize drops a file that claims 2 GiB (its size
+// property; its bytes are never made): the app must refuse it by its size,
+// without reading it, and keep its sample.
+func TestAppRefusesHugeFileBySize(t *testing.T) {
+	_, b := openApp(t, "")
+	before := gridLabels(b)
+	MustEval[bool](b, `(() => {
+		window.hugeRead = false;
+		const f = new File([new Uint8Array(16)], "huge2g.safetensors");
+		Object.defineProperty(f, "size", {value: 2 * 1024 * 1024 * 1024});
+		f.arrayBuffer = () => { window.hugeRead = true; return Promise.reject(new Error("read")) };
+		const dt = new DataTransfer();
+		dt.items.add(f);
+		const ev = new DragEvent("drop", {bubbles: true, cancelable: true});
+		Object.defineProperty(ev, "dataTransfer", {value: {files: [f], items: dt.items, types: ["Files"]}});
+		document.getElementById("app").dispatchEvent(ev);
+		return true })()`)
+	b.WaitFor(`document.getElementById("error") !== null && document.getElementById("error").textContent.includes("huge2g.safetensors")`, 30*time.Second, `document.body.innerText.slice(0, 600)`)
+	msg := strings.Join(strings.Fields(MustEval[string](b, `document.getElementById("error").textContent`)), " ")
+	t.Logf("%s", msg)
+	if !strings.Contains(msg, "huge2g.safetensors: 2048 MiB is more than this app reads (1024 MiB). Still showing") {
+		t.Errorf("message %q, want the refusal by size", msg)
+	}
+	if MustEval[bool](b, `window.hugeRead`) {
+		t.Error("the app read the file before refusing it")
+	}
+	if got := gridLabels(b); strings.Join(got, " ") != strings.Join(before, " ") {
+		t.Errorf("the grid changed: %v, was %v", got, before)
+	}
+}
