@@ -242,8 +242,15 @@ func parseRatios(flagName, s string) ([]float64, error) {
 			out = append(out, r)
 		}
 	}
+	if len(out) > maxRatios {
+		return nil, usagef("-%s: %d ratios, more than the %d one run evaluates", flagName, len(out), maxRatios)
+	}
 	return out, nil
 }
+
+// maxRatios bounds a ratio list (each ratio is a compression of every head
+// with every method).
+const maxRatios = 1000
 
 func checkRatio(flagName string, r float64) error {
 	if !(r > 0 && r <= 1) {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -270,6 +271,12 @@ func TestAnalysisLimitFlag(t *testing.T) {
 	}
 	code, _, stderr = cli(t, "run", "-max-mem", "-3", p)
 	wantFail(t, code, stderr, exitUsage, "-max-mem -3: want >= 0")
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = fmt.Sprint(float64(i+1) / 1001)
+	}
+	code, _, stderr = cli(t, "sweep", "-ratios", strings.Join(many, ","), p)
+	wantFail(t, code, stderr, exitUsage, "-ratios: 1001 ratios, more than the 1000 one run evaluates")
 }
 
 // TestCaptureRefusesVanishedActivations checks that a checkpoint whose
