@@ -138,11 +138,12 @@ may come before or after FILE.
 
 Exit codes:
   0  success
-  1  failure: missing, unreadable or invalid file, computation error,
-     output not writable
+  1  failure: missing, unreadable or invalid file, computation error or a
+     result that is not a finite number, output not writable (standard
+     output included)
   2  usage error: unknown subcommand, unknown flag, bad flag value (e.g.
-     -ratio 1.5 or an unknown method); the message names the flag and the
-     valid values
+     -ratio 1.5 or an unknown method, an output naming an input); the
+     message names the flag and the valid values
 Errors go to stderr, prefixed "haeols: ".
 
 Example:
