@@ -15,10 +15,10 @@ type Options struct {
 	// Calib is w, the number of calibration queries per query head (the last
 	// w prefix queries); 0 means min(128, n/2).
 	Calib int
-	// MaxGroupBytes is the most memory the analysis of one KV head may take
-	// (GroupBytes); 0 means DefaultMaxGroupBytes, negative no limit.
-	// NewModel refuses a sample over it.
-	MaxGroupBytes int64
+	// MaxAnalysisBytes is the most memory the analyses of all KV heads may
+	// take together (AnalysisBytes); 0 means DefaultMaxAnalysisBytes of the
+	// sample, negative no limit. NewModel refuses a sample over it.
+	MaxAnalysisBytes int64
 	// Accel, when set, runs the analysis and the output metrics on another
 	// device (a *gpu.Device of package core/gpu); nil runs everything on the
 	// CPU kernels of core/kernel. The methods' choices and the small solves

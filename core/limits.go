@@ -9,8 +9,8 @@ import (
 )
 
 // ErrTooLarge is wrapped by the error of NewModel for a sample whose
-// analysis would take absurd memory or work (see Options.MaxGroupBytes and
-// MaxHeads).
+// analysis would take absurd memory or work (see Options.MaxAnalysisBytes
+// and MaxHeads).
 var ErrTooLarge = errors.New("sample too large to analyse")
 
 // ErrNonFinite is wrapped by the errors of an analysis or a metric that
@@ -18,10 +18,16 @@ var ErrTooLarge = errors.New("sample too large to analyse")
 // range): such a result is refused rather than shown.
 var ErrNonFinite = errors.New("non-finite result")
 
-// DefaultMaxGroupBytes is the default limit on the memory one KV head's
-// analysis takes (Options.MaxGroupBytes): 1 GiB, a context of about 128K
-// positions with 8 query heads per KV head, or 1M positions with one.
-const DefaultMaxGroupBytes = 1 << 30
+// The default limit on the memory of a model's analyses
+// (Options.MaxAnalysisBytes) is the larger of MinAnalysisBytes and
+// AnalysisRatio times the sample's own size in float32: real samples (head
+// dimension 64 or more) need 4 to 8 times their size, small heads (d = 8)
+// about 20; a sample with a long context and a tiny head, whose analysis
+// would dwarf it (N = 2^20, d = 1: 1.5 GiB for 12 MiB), is refused.
+const (
+	MinAnalysisBytes = 256 << 20
+	AnalysisRatio    = 32
+)
 
 // MaxHeads is the most query heads (layers x heads) a model holds; a real
 // model has a few thousand.
@@ -29,29 +35,59 @@ const MaxHeads = 1 << 16
 
 // GroupBytes estimates the memory in bytes that the analysis of one KV head
 // of s takes with opt: the calibration logits, attention and outputs, the
-// probe logits, softmax and outputs. NewModel refuses a sample for which it
-// exceeds the limit; the analyses of KV heads that run in parallel add up.
+// probe logits, softmax and outputs.
 func GroupBytes(s *sample.Sample, opt Options) int64 {
-	n := int64(s.Prefix())
-	t := int64(s.N) - n
-	w := int64(opt.Calib)
+	n := float64(s.Prefix())
+	t := float64(s.N) - n
+	w := float64(opt.Calib)
 	if w == 0 {
-		w = min(128, n/2)
+		w = min(128, math.Floor(n/2))
 	}
-	d := int64(s.D)
+	d := float64(s.D)
+	// Every product is rounded on its own (float64(...)): no fused
+	// multiply-add, as everywhere in core.
+	var floats float64
 	if !s.HasQKV() {
-		return 4 * (w*n + 2*t*n + 3*n + w)
+		floats = float64(w*n) + float64(2*float64(t*n)) + float64(3*n) + w
+	} else {
+		gs := float64(s.Group())
+		rows := float64(gs * w)
+		probes := float64(2*float64(t*n)) + float64(3*float64(t*d)) + float64(4*t)
+		floats = float64(2*float64(rows*n)) + float64(2*float64(rows*d)) + float64(3*rows) + float64(3*n) + // calibration
+			float64(gs*probes) + max(t, n) // probes of each query head
 	}
-	gs := int64(s.Group())
-	rows := gs * w
-	floats := 2*rows*n + 2*rows*d + 3*rows + 3*n + // calibration
-		gs*(2*t*n+3*t*d+4*t) + max(t, n) // probes of each query head
-	return 4 * floats
+	return clampBytes(4 * floats)
+}
+
+// AnalysisBytes estimates the memory the analyses of every KV head of s
+// take together: a Model keeps each analysis it makes, and the command
+// line's run, sweep and curve make them all.
+func AnalysisBytes(s *sample.Sample, opt Options) int64 {
+	return clampBytes(float64(GroupBytes(s, opt)) * float64(s.L) * float64(s.KVHeads()))
+}
+
+// DefaultMaxAnalysisBytes is the limit NewModel applies to s when
+// Options.MaxAnalysisBytes is 0: the larger of MinAnalysisBytes and
+// AnalysisRatio times the sample's size in float32.
+func DefaultMaxAnalysisBytes(s *sample.Sample) int64 {
+	return max(MinAnalysisBytes, AnalysisRatio*sampleBytes(s))
+}
+
+// sampleBytes is the size of the sample's tensors in float32.
+func sampleBytes(s *sample.Sample) int64 {
+	return 4 * int64(len(s.Q)+len(s.K)+len(s.V)+len(s.Attn))
+}
+
+func clampBytes(x float64) int64 {
+	if x >= math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(x)
 }
 
 // checkLimits refuses a sample whose analysis is absurd: no probe queries,
 // more than MaxHeads query heads, values that must overflow float32
-// (CheckMagnitudes), or an analysis of one KV head over opt.MaxGroupBytes.
+// (CheckMagnitudes), or analyses over the memory limit.
 func checkLimits(s *sample.Sample, opt Options) error {
 	if t := s.N - s.Prefix(); t < 1 {
 		return fmt.Errorf("no probe queries: the prefix (metadata %q) is %d = N %d; the positions after it are the held-out probes", sample.KeyPrefix, s.Prefix(), s.N)
@@ -65,14 +101,15 @@ func checkLimits(s *sample.Sample, opt Options) error {
 	if err := CheckMagnitudes(s); err != nil {
 		return err
 	}
-	limit := opt.MaxGroupBytes
+	limit, how := opt.MaxAnalysisBytes, "the limit set"
 	if limit == 0 {
-		limit = DefaultMaxGroupBytes
+		limit = DefaultMaxAnalysisBytes(s)
+		how = fmt.Sprintf("the default limit, the larger of %s and %d x the sample's %s", mib(MinAnalysisBytes), AnalysisRatio, mib(sampleBytes(s)))
 	}
 	if limit > 0 {
-		if b := GroupBytes(s, opt); b > limit {
-			return fmt.Errorf("%w: analysing one KV head (N=%d, d=%d, %d query head(s) per KV head) takes about %s, more than the limit of %s (Options.MaxGroupBytes)",
-				ErrTooLarge, s.N, s.D, s.Group(), mib(b), mib(limit))
+		if b := AnalysisBytes(s, opt); b > limit {
+			return fmt.Errorf("%w: analysing its %d KV head(s) (N=%d, d=%d, %d query head(s) per KV head) takes about %s, more than %s, %s (Options.MaxAnalysisBytes)",
+				ErrTooLarge, s.L*s.KVHeads(), s.N, s.D, s.Group(), mib(b), mib(limit), how)
 		}
 	}
 	return nil

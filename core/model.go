@@ -25,7 +25,7 @@ type groupSlot struct {
 
 // NewModel validates s, refuses a sample whose analysis would be absurd
 // (no probe queries; more than MaxHeads query heads or one KV head's
-// analysis over Options.MaxGroupBytes: errors wrap ErrTooLarge; values whose
+// analyses over Options.MaxAnalysisBytes: errors wrap ErrTooLarge; values whose
 // logits or outputs must overflow float32: ErrNonFinite) and prepares its
 // lazy per-KV-head analyses. An
 // attention-only sample has one group per query head (s.KVHeads() = s.H);

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -56,6 +57,9 @@ func cmdCapture(e *env, args []string) error {
 	if *tokens < 0 || *prefix < 0 {
 		return usagef("-tokens and -prefix must be >= 0")
 	}
+	if !(*temp >= 0) || math.IsInf(*temp, 0) {
+		return usagef("-temperature %v: want a finite value >= 0 (0: greedy)", *temp)
+	}
 	path := *out
 	if path == "" {
 		path = strings.TrimSuffix(displayName(pos[0]), ".bin") + ".safetensors"
@@ -71,6 +75,11 @@ func cmdCapture(e *env, args []string) error {
 	n := *tokens
 	if n == 0 {
 		n = m.Config().SeqLen
+	}
+	for _, id := range ids {
+		if id < 0 || id >= m.Config().Vocab {
+			return usagef("-prompt: token id %d outside the vocabulary [0, %d) of %s", id, m.Config().Vocab, quotePath(pos[0]))
+		}
 	}
 	if lo := max(len(ids), 3); n < lo || n > m.Config().SeqLen {
 		return usagef("-tokens %d outside [%d, %d]: at least the prompt and 3 positions (a prefix of 2 and a probe), at most the model's context", n, lo, m.Config().SeqLen)

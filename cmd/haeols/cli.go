@@ -139,11 +139,12 @@ may come before or after FILE.
 
 Exit codes:
   0  success
-  1  failure: missing, unreadable or invalid file, computation error,
-     output not writable
+  1  failure: missing, unreadable or invalid file, computation error or a
+     result that is not a finite number, output not writable (standard
+     output included)
   2  usage error: unknown subcommand, unknown flag, bad flag value (e.g.
-     -ratio 1.5 or an unknown method); the message names the flag and the
-     valid values
+     -ratio 1.5 or an unknown method, an output naming an input); the
+     message names the flag and the valid values
 Errors go to stderr, prefixed "haeols: ".
 
 Example:
@@ -243,8 +244,15 @@ func parseRatios(flagName, s string) ([]float64, error) {
 			out = append(out, r)
 		}
 	}
+	if len(out) > maxRatios {
+		return nil, usagef("-%s: %d ratios, more than the %d one run evaluates", flagName, len(out), maxRatios)
+	}
 	return out, nil
 }
+
+// maxRatios bounds a ratio list (each ratio is a compression of every head
+// with every method).
+const maxRatios = 1000
 
 func checkRatio(flagName string, r float64) error {
 	if !(r > 0 && r <= 1) {

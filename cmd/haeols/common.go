@@ -60,15 +60,15 @@ func displayName(name string) string {
 }
 
 // newModel wraps core.NewModel with the file name in the error, and says
-// how to raise the limit on an analysis's memory (-max-mem, in MiB; 0 means
-// core.DefaultMaxGroupBytes).
+// how to raise the limit on the analyses' memory (-max-mem, in MiB; 0 means
+// core.DefaultMaxAnalysisBytes of the sample).
 func newModel(s *sample.Sample, name string, maxMem int) (*core.Model, error) {
 	if maxMem < 0 {
-		return nil, usagef("-max-mem %d: want >= 0 (MiB; 0: %d)", maxMem, core.DefaultMaxGroupBytes>>20)
+		return nil, usagef("-max-mem %d: want >= 0 (MiB; 0: the default limit)", maxMem)
 	}
-	m, err := core.NewModel(s, core.Options{MaxGroupBytes: int64(maxMem) << 20})
+	m, err := core.NewModel(s, core.Options{MaxAnalysisBytes: int64(maxMem) << 20})
 	if err != nil {
-		if errors.Is(err, core.ErrTooLarge) && strings.Contains(err.Error(), "MaxGroupBytes") {
+		if errors.Is(err, core.ErrTooLarge) && strings.Contains(err.Error(), "MaxAnalysisBytes") {
 			return nil, fmt.Errorf("%s: %w; raise it with -max-mem MiB if this machine has the memory", quotePath(name), err)
 		}
 		return nil, fmt.Errorf("%s: %w", quotePath(name), err)
@@ -126,7 +126,7 @@ func methodsHelp() string {
 type paramFlags struct {
 	lambda, phi, tau      *float64
 	sinks, recent, summar *int
-	maxMem                *int // not a parameter: the limit on one KV head's analysis, MiB
+	maxMem                *int // not a parameter: the limit on the analyses' memory, MiB
 }
 
 func addParamFlags(fs *flag.FlagSet) *paramFlags {
@@ -138,7 +138,7 @@ func addParamFlags(fs *flag.FlagSet) *paramFlags {
 		sinks:  fs.Int("sinks", d.Sinks, "always-kept first tokens"),
 		recent: fs.Int("recent", d.Recent, "always-kept last tokens of the prefix"),
 		summar: fs.Int("summaries", d.Summaries, "HAE-OLS summary count; 0 derives it from -phi"),
-		maxMem: fs.Int("max-mem", 0, fmt.Sprintf("most memory one KV head's analysis may take, MiB (0: %d); larger samples are refused", core.DefaultMaxGroupBytes>>20)),
+		maxMem: fs.Int("max-mem", 0, fmt.Sprintf("most memory the analyses of all KV heads may take, MiB (0: the larger of %d MiB and %d x the sample's size); a sample over it is refused", core.MinAnalysisBytes>>20, core.AnalysisRatio)),
 	}
 }
 

@@ -15,10 +15,16 @@
 // built with CGO_ENABLED=0 checks the CPU kernels only and says so.
 //
 // Exit codes: 0 success; 1 failure (missing, unreadable or invalid file,
-// computation error, output not writable, a kernel past its tolerance in
+// computation error or a result that is not a finite number, output not
+// writable, standard output included, a kernel past its tolerance in
 // verify); 2 usage error (unknown subcommand, unknown flag, bad flag value
-// such as -ratio 1.5 or an unknown method). Errors go to stderr, prefixed
-// "haeols: ".
+// such as -ratio 1.5 or an unknown method, an output naming an input).
+// Errors go to stderr, prefixed "haeols: ", with control characters
+// escaped.
+//
+// Outputs (-o, -csv, -json) go through output.go: never over an input of
+// the same command; devices, named pipes and "-" (standard output) written
+// as they are; regular files replaced atomically.
 package main
 
 import "os"

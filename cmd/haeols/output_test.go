@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -264,12 +265,18 @@ func TestAnalysisLimitFlag(t *testing.T) {
 	}
 	p := writeSample(t, "long.safetensors", s)
 	code, _, stderr := cli(t, "run", "-methods", "topk", "-max-mem", "1", p)
-	wantFail(t, code, stderr, exitFail, p+": sample too large to analyse: analysing one KV head (N=4096, d=1, 1 query head(s) per KV head) takes about 6 MiB, more than the limit of 1 MiB (Options.MaxGroupBytes); raise it with -max-mem MiB")
+	wantFail(t, code, stderr, exitFail, p+": sample too large to analyse: analysing its 1 KV head(s) (N=4096, d=1, 1 query head(s) per KV head) takes about 6 MiB, more than 1 MiB, the limit set (Options.MaxAnalysisBytes); raise it with -max-mem MiB")
 	if code, _, stderr := cli(t, "run", "-methods", "topk", "-max-mem", "8", p); code != 0 {
 		t.Errorf("-max-mem 8: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = cli(t, "run", "-max-mem", "-3", p)
 	wantFail(t, code, stderr, exitUsage, "-max-mem -3: want >= 0")
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = fmt.Sprint(float64(i+1) / 1001)
+	}
+	code, _, stderr = cli(t, "sweep", "-ratios", strings.Join(many, ","), p)
+	wantFail(t, code, stderr, exitUsage, "-ratios: 1001 ratios, more than the 1000 one run evaluates")
 }
 
 // TestCaptureRefusesVanishedActivations checks that a checkpoint whose
@@ -288,6 +295,10 @@ func TestCaptureRefusesVanishedActivations(t *testing.T) {
 	wantFail(t, code, stderr, exitUsage, "-tokens 1 outside [3, 32]")
 	code, _, stderr = cli(t, "capture", "-tokens", "8", "-prefix", "8", "-o", out, good)
 	wantFail(t, code, stderr, exitUsage, "-prefix 8 outside [2, 7]")
+	code, _, stderr = cli(t, "capture", "-tokens", "8", "-temperature", "NaN", "-o", out, good)
+	wantFail(t, code, stderr, exitUsage, "-temperature NaN: want a finite value >= 0")
+	code, _, stderr = cli(t, "capture", "-tokens", "8", "-prompt", "1,32", "-o", out, good)
+	wantFail(t, code, stderr, exitUsage, "-prompt: token id 32 outside the vocabulary [0, 32) of "+good)
 	if code, _, stderr := cli(t, "capture", "-tokens", "8", "-o", out, good); code != 0 {
 		t.Errorf("capture: exit %d: %s", code, stderr)
 	}

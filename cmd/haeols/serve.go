@@ -12,8 +12,10 @@ const serveUsage = `Usage: haeols serve [flags]
 
 Serve the in-browser simulator (the static site built by make web) on a
 local address and print it. Everything runs in the browser: the server only
-hands out its own files, with the right MIME types and precompressed copies.
-Stop with Ctrl-C.
+hands out its own files, with the right MIME types and precompressed copies:
+regular files inside -dir (no symbolic link out of it, no dotfiles), with
+timeouts for slow clients. It warns when -addr is not a loopback address
+(e.g. :8080 or 0.0.0.0:8080: every interface). Stop with Ctrl-C.
 
 Example:
   make web && haeols serve -addr 127.0.0.1:8080

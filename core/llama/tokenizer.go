@@ -211,8 +211,9 @@ func DecodeTokenizer(name string, data []byte, vocab int) (*Tokenizer, error) {
 // LoadTokenizer reads a llama2.c tokenizer file, taking every token it
 // holds (DecodeTokenizer with vocab 0); Capture.Sample checks that the
 // count matches the model. Anything but a regular file (a named pipe, a
-// device, a directory) is refused before it is opened, and files over
-// MaxTokenizerBytes are refused unread.
+// device, a directory) is refused before it is opened, files over
+// MaxTokenizerBytes are refused unread, and a file whose 4-byte header is
+// no max_token_length is refused after reading only it.
 func LoadTokenizer(path string) (*Tokenizer, error) {
 	f, size, err := inputs.Open(path)
 	if err != nil {
@@ -221,6 +222,15 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 	defer f.Close()
 	if size > MaxTokenizerBytes {
 		return nil, fmt.Errorf("llama: %s: %w: %d bytes, more than the %d this reader accepts", path, ErrNotTokenizer, size, MaxTokenizerBytes)
+	}
+	// The 4-byte header first: a file that is no tokenizer is refused
+	// before the rest is read.
+	var hdr [4]byte
+	if n, err := f.ReadAt(hdr[:], 0); n < 4 || err != nil && err != io.EOF {
+		return DecodeTokenizer(path, hdr[:n], 0)
+	}
+	if ml := int32(binary.LittleEndian.Uint32(hdr[:])); ml <= 0 || ml > maxTokenLength {
+		return DecodeTokenizer(path, hdr[:], 0)
 	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(f, data); err != nil {
