@@ -13,11 +13,15 @@ import (
 	"github.com/haeols/haeols/internal/termsafe"
 )
 
-const captureUsage = `Usage: haeols capture [flags] MODEL.bin
+const captureUsage = `Usage: haeols capture [flags] MODEL
 
-Run a llama2.c checkpoint (float32, legacy format) on a prompt of token ids,
-generate tokens greedily (or with -temperature and -seed), and write the
-post-RoPE q, k and v of every layer and head as a haeols sample: the first
+Run a model on a prompt of token ids (-prompt) or of text (-text, through
+the model's tokenizer), generate tokens greedily (or, for a llama2.c
+checkpoint, with -temperature and -seed), and write the post-RoPE q, k and
+v of every layer and head as a haeols sample. MODEL is a llama2.c
+checkpoint (float32, legacy format; its tokenizer with -z), a GGUF file or
+a Hugging Face folder (which carry their tokenizers; the sample's metadata
+records the architecture, the weights' types and the tokenizer). The first
 -prefix positions are the cache to compress, the rest are probe queries.
 
 Example:
@@ -28,7 +32,8 @@ func cmdCapture(e *env, args []string) error {
 	fs := newFlags("capture")
 	tokens := fs.Int("tokens", 0, "N, positions to capture: prompt plus generated (0: the model's context)")
 	prefix := fs.Int("prefix", 0, "cached positions n; the rest are probes (0: N - min(64, N/8))")
-	prompt := fs.String("prompt", "1", "comma-separated prompt token ids, starting with BOS (1)")
+	prompt := fs.String("prompt", "", "comma-separated prompt token ids, starting with BOS (default: BOS, 1 for llama2.c)")
+	text := fs.String("text", "", "prompt text after BOS, through the model's tokenizer (-z for llama2.c)")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	seed := fs.Uint64("seed", 1, "sampler seed (with -temperature > 0)")
 	tokPath := fs.String("z", "", "llama2.c tokenizer.bin for token strings (default: ids as strings)")
@@ -39,12 +44,22 @@ func cmdCapture(e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one MODEL.bin argument")
+		return usagef("want one MODEL argument")
+	}
+	if *prompt != "" && *text != "" {
+		return usagef("-prompt and -text: give one")
 	}
 	switch *dtype {
 	case sample.F32, sample.F16, sample.BF16:
 	default:
 		return usagef("-dtype %q: want F32, F16 or BF16", *dtype)
+	}
+	if isCheckpoint(pos[0]) {
+		return captureCheckpoint(e, pos[0], captureSpec{prompt: *prompt, text: *text, tokPath: *tokPath, tokens: *tokens, prefix: *prefix,
+			temperature: *temp, dtype: *dtype, out: *out})
+	}
+	if *prompt == "" {
+		*prompt = strconv.Itoa(llama.BOS)
 	}
 	var ids []int
 	for _, f := range strings.Split(*prompt, ",") {
@@ -72,6 +87,22 @@ func cmdCapture(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var tok *llama.Tokenizer
+	if *tokPath != "" {
+		if tok, err = llama.LoadTokenizer(*tokPath); err != nil {
+			return err
+		}
+	}
+	if *text != "" {
+		if tok == nil {
+			return usagef("-text needs the model's tokenizer (-z tokenizer.bin)")
+		}
+		t, err := tok.EncodeText(*text)
+		if err != nil {
+			return fmt.Errorf("-text: %w", err)
+		}
+		ids = append(ids, t...)
+	}
 	n := *tokens
 	if n == 0 {
 		n = m.Config().SeqLen
@@ -86,12 +117,6 @@ func cmdCapture(e *env, args []string) error {
 	}
 	if *prefix != 0 && (*prefix < 2 || *prefix > n-1) {
 		return usagef("-prefix %d outside [2, %d]: the cache needs 2 positions and at least one of the -tokens %d must be a probe", *prefix, n-1, n)
-	}
-	var tok *llama.Tokenizer
-	if *tokPath != "" {
-		if tok, err = llama.LoadTokenizer(*tokPath); err != nil {
-			return err
-		}
 	}
 	c, err := m.Capture(ids, n-len(ids), llama.Sampler{Temperature: *temp, Seed: *seed})
 	if err != nil {

@@ -128,7 +128,7 @@ func cmdEval(e *env, args []string) error {
 		}
 	}
 
-	lm, codec, err := openLM(pos[0], *tokPath)
+	lm, codec, _, err := openLM(pos[0], *tokPath)
 	if err != nil {
 		return err
 	}
@@ -209,42 +209,42 @@ func cmdEval(e *env, args []string) error {
 // openLM opens the model at path: a GGUF file or a Hugging Face folder
 // (core/model, run by core/model/transformer, with the tokenizer it
 // carries), else a llama2.c checkpoint (core/llama) with the llama2.c
-// tokenizer tokPath when given.
-func openLM(path, tokPath string) (eval.LM, eval.Codec, error) {
+// tokenizer tokPath when given. The checkpoint is nil for llama2.c.
+func openLM(path, tokPath string) (eval.LM, eval.Codec, *model.Checkpoint, error) {
 	if isCheckpoint(path) {
 		if tokPath != "" {
-			return nil, nil, usagef("-z %s: the checkpoint %s carries its own tokenizer", quotePath(tokPath), quotePath(path))
+			return nil, nil, nil, usagef("-z %s: the checkpoint %s carries its own tokenizer", quotePath(tokPath), quotePath(path))
 		}
 		ck, err := model.Open(path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tm, err := transformer.New(ck)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", quotePath(path), err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", quotePath(path), err)
 		}
 		var codec eval.Codec
 		if ck.Tokenizer != nil {
 			codec = ck.Tokenizer
 		}
-		return tm.Decoder(displayName(path)), codec, nil
+		return tm.Decoder(displayName(path)), codec, ck, nil
 	}
 	m, err := llama.Load(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	lm := m.Decoder()
 	if tokPath == "" {
-		return lm, nil, nil
+		return lm, nil, nil, nil
 	}
 	tok, err := llama.LoadTokenizer(tokPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if tok.Vocab() != lm.Vocab() {
-		return nil, nil, fmt.Errorf("-z %s: %d tokens, the model %s has %d", quotePath(tokPath), tok.Vocab(), quotePath(path), lm.Vocab())
+		return nil, nil, nil, fmt.Errorf("-z %s: %d tokens, the model %s has %d", quotePath(tokPath), tok.Vocab(), quotePath(path), lm.Vocab())
 	}
-	return lm, tok, nil
+	return lm, tok, nil, nil
 }
 
 // isCheckpoint reports whether path names a GGUF file (by its magic) or a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/model"
+	"github.com/haeols/haeols/core/sample"
 )
 
 // byteModel writes a random llama2.c model with byte tokens (vocab 259: 0
@@ -252,5 +253,75 @@ func TestEvalCheckpoints(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "eval", "-z", "x.bin", ggufPath); code != exitUsage || !strings.Contains(errOut, "carries its own tokenizer") {
 		t.Errorf("-z with a GGUF file: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCaptureAndInfoCheckpoint captures the byte model written as a GGUF
+// file (the same q/k/v as from the llama2.c file, within float32 rounding,
+// and metadata saying what the model was) and describes it with info.
+func TestCaptureAndInfoCheckpoint(t *testing.T) {
+	bin, _ := byteModel(t)
+	lm, err := llama.Load(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.FromLlama2C(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ggufPath := filepath.Join(dir, "bytes.gguf")
+	var b bytes.Buffer
+	if err := model.WriteGGUF(&b, ck, model.GGUFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ggufPath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromBin, fromGGUF := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
+	if code, _, errOut := cli(t, "capture", "-tokens", "64", "-dtype", "F32", "-o", fromBin, bin); code != 0 {
+		t.Fatalf("capture %s: %s", bin, errOut)
+	}
+	if code, _, errOut := cli(t, "capture", "-tokens", "64", "-dtype", "F32", "-o", fromGGUF, ggufPath); code != 0 {
+		t.Fatalf("capture %s: %s", ggufPath, errOut)
+	}
+	a, err := sample.Read(fromBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sample.Read(fromGGUF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.N != g.N || a.L != g.L || a.H != g.H || a.Prefix() != g.Prefix() {
+		t.Fatalf("shapes differ: %+v vs %+v", a, g)
+	}
+	// The checkpoint path keeps each head's q and k in the half-split RoPE
+	// order (pairs (i, i+d/2)), llama2.c in the interleaved one (pairs (2i,
+	// 2i+1)): the same vectors up to that permutation, so the same logits.
+	d := a.D
+	perm := func(x []float32, j int) float32 {
+		h, i := j/d*d, j%d
+		if i < d/2 {
+			return x[h+2*i]
+		}
+		return x[h+2*(i-d/2)+1]
+	}
+	var worst float64
+	for j := range g.K {
+		worst = max(worst, math.Abs(float64(perm(a.K, j)-g.K[j])), math.Abs(float64(a.V[j]-g.V[j])))
+	}
+	for j := range g.Q {
+		worst = max(worst, math.Abs(float64(perm(a.Q, j)-g.Q[j])))
+	}
+	if worst > 1e-4 {
+		t.Errorf("q/k/v from the GGUF file differ from the llama2.c file's by up to %g", worst)
+	}
+	if !strings.Contains(g.Meta.Source, "checkpoint capture bytes.gguf arch=llama weights=F32:") || g.Meta.Extra["token_ids"] != a.Meta.Extra["token_ids"] {
+		t.Errorf("metadata: source %q, ids %q vs %q", g.Meta.Source, g.Meta.Extra["token_ids"], a.Meta.Extra["token_ids"])
+	}
+	code, out, errOut := cli(t, "info", ggufPath)
+	if code != 0 || !strings.Contains(out, "(checkpoint)") || !strings.Contains(out, "architecture llama: 2 layers, width 32") {
+		t.Errorf("info %s: exit %d\n%s%s", ggufPath, code, out, errOut)
 	}
 }

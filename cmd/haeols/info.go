@@ -3,15 +3,21 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/internal/termsafe"
 )
 
 const infoUsage = `
 Usage: haeols info [FILE]
 
 Describes a sample: tensor shapes and dtype, the prefix/probe split, the
-logit scale, the metadata, the needles and a preview of the tokens.
+logit scale, the metadata, the needles and a preview of the tokens. For a
+model checkpoint (a GGUF file or a Hugging Face folder), describes the
+model without running it: architecture, sizes, RoPE, the weights' types
+and the tokenizer.
 
 Example:
   haeols info samples/default.safetensors
@@ -22,6 +28,20 @@ func cmdInfo(e *env, args []string) error {
 	pos, err := parse(e, fs, args, infoUsage, 1)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 1 && isCheckpoint(pos[0]) {
+		ck, err := model.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%-12s %s (checkpoint)\n", "file", quotePath(pos[0]))
+		for _, line := range strings.SplitAfter(ck.Summarize().String(), "\n") {
+			fmt.Fprint(e.stdout, termsafe.String(strings.TrimSuffix(line, "\n")))
+			if strings.HasSuffix(line, "\n") {
+				fmt.Fprintln(e.stdout)
+			}
+		}
+		return nil
 	}
 	s, name, err := loadSample(e, pos)
 	if err != nil {
