@@ -1,6 +1,17 @@
 # haeols — make targets. `make test` is what CI runs (.ci/run).
 GO      ?= go
-WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
+# go.mod names the toolchain (go1.27.4): an older go fetches it from the
+# module proxy unless GOTOOLCHAIN says otherwise (some installs set
+# GOTOOLCHAIN=local in their go.env; the Makefile asks for auto).
+GOTOOLCHAIN ?= auto
+# The vector kernels (core/kernel, core/solve) are written with
+# simd/archsimd, which Go 1.27 builds only under this experiment: SIMD128 in
+# wasm, AVX/AVX2 on amd64. Without it the portable loops give the same bits.
+GOEXPERIMENT ?= simd
+export GOTOOLCHAIN GOEXPERIMENT
+GOROOT_  = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOROOT)
+WASMEXEC = $(GOROOT_)/lib/wasm/go_js_wasm_exec
+GOFMT    = $(GOROOT_)/bin/gofmt
 # Packages whose tests also run under GOOS=js GOARCH=wasm (Node).
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
@@ -16,7 +27,7 @@ build:
 test: lint test-native test-wasm test-nocgo
 
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
@@ -104,7 +115,7 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 	for d in $$(find ui wasm -name '*.vugu' -printf '%h\n' 2>/dev/null | sort -u); do \
 		gen=$$(ls $$d/*_gen.go 2>/dev/null | head -1); \
 		if [ -z "$$gen" ] || [ -n "$$(find $$d -maxdepth 1 -name '*.vugu' -newer $$gen)" ]; then \
-			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d && gofmt -w $$d/*_gen.go; fi; done; \
+			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d && $(GOFMT) -w $$d/*_gen.go; fi; done; \
 	tmp=$(WEB_DIST).tmp; rm -rf $$tmp; mkdir -p $$tmp/samples; \
 	cp $$($(GO) env GOROOT)/lib/wasm/wasm_exec.js $$tmp/; \
 	cp $$(find web -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.png' -o -name '*.svg' \)) $$tmp/; \
