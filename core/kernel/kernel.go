@@ -25,14 +25,26 @@
 //     128 for AddKeys, 256 for AddLogits) in order, then that block sum to
 //     Sum.
 //
-// The amd64 kernels (kernel_amd64.s, SSE2 only, so any amd64 CPU) run
-// several of these sequences side by side in the lanes of a vector
-// register, one lane per query row, per output column or per element (Exp32
-// and Log32 in SoftmaxRows, the entropies and Partial), and so produce the
-// same bits as the portable Go kernels. TestAsmMatchesGo and
-// TestElementwiseMatch check this, and the golden checksum of TestGolden
-// pins the bits on every platform. Build with -tags purego to use the
-// portable kernels on amd64 too.
+// The vector kernels run several of these sequences side by side in the
+// lanes of a vector register, one lane per key of a logits block or per
+// output column of a weighted sum, with the same roundings in the same
+// order (a multiply, then an add: never a fused multiply-add), and so
+// produce the same bits as the portable Go loops. They are:
+//
+//   - the simd/archsimd kernels (simd.go, simd_amd64.go), built with
+//     GOEXPERIMENT=simd: one 4-lane source compiled to WebAssembly SIMD128
+//     and, on amd64 CPUs with AVX2, to 128-bit AVX, plus 8-lane AVX2
+//     versions; the width is chosen once at start-up (vecLanes). They run
+//     Logits, MatMul, BinMass and the weighted sums of Partial.
+//   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): Exp32 and Log32
+//     four at a time in SoftmaxRows, the entropies and Partial, AxpyWiden,
+//     and the logits and weighted sums where the archsimd kernels are not
+//     built or the CPU lacks AVX2.
+//
+// TestPathsMatch and TestElementwiseMatchPaths run every path this build
+// and CPU have against the portable loops, and the golden checksum of
+// TestGolden pins the bits on every platform. Build with -tags purego (or
+// without GOEXPERIMENT=simd on wasm) to use the portable kernels only.
 package kernel
 
 import "math"
@@ -44,6 +56,10 @@ func Logits(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 		return
 	}
 	dst, q, k = dst[:m*n], q[:m*d], k[:n*d]
+	if vecLanes > 0 && n >= 4 && d > 0 && d <= maxPackD {
+		logitsVec(dst, q, m, k, n, d, scale)
+		return
+	}
 	if useAsm && n >= 4 && d > 0 && d <= maxPackD {
 		logitsSSE(dst, q, m, k, n, d, scale)
 		return

@@ -1,0 +1,37 @@
+//go:build !goexperiment.simd || !(amd64 || wasm) || purego
+
+package kernel
+
+// vecLanes is 0 and vecAvail empty: without GOEXPERIMENT=simd (or on
+// another architecture, or with -tags purego) there are no archsimd
+// kernels. (A variable, as where there are, so that tests can set it.)
+var (
+	vecAvail []int
+	vecLanes = 0
+)
+
+// The archsimd kernels are never called when vecLanes is 0.
+
+func logitsT4(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpyT4(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpy2T4(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
