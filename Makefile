@@ -80,7 +80,8 @@ samples:
 
 ## fuzz: a short run of every fuzz target (one per parser)
 FUZZ = ./core/sample:FuzzDecodeSafetensors ./core/sample:FuzzDecodeNPZ ./core/sample:FuzzDecodeNPY \
-	./core/llama:FuzzDecode ./core/llama:FuzzDecodeTokenizer ./ui/state:FuzzParseQuery ./ui/heatmap:FuzzDecode ./ui/heatmap:FuzzDecodeFactored
+	./core/llama:FuzzDecode ./core/llama:FuzzDecodeTokenizer ./ui/state:FuzzParseQuery ./ui/heatmap:FuzzDecode ./ui/heatmap:FuzzDecodeFactored \
+	./internal/wasmcode:FuzzFuncs
 fuzz:
 	for t in $(FUZZ); do \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime 20s -parallel 1 $${t%%:*} || exit 1; done
