@@ -417,6 +417,32 @@ const logitsTile = 4096
 func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 	var pack [logitsTile]float32
 	n4 := n &^ 3
+	if m <= 4 || (vecLanes == 8 && m <= 8) {
+		// Too few rows to pay for packing the keys: pack the rows, 4 or
+		// (with 8 lanes and more than 4 rows) 8.
+		w := 4
+		if m > 4 {
+			w = 8
+		}
+		qt := pack[:w*d]
+		for r := 0; r < w; r++ {
+			if r >= m {
+				for c := 0; c < d; c++ {
+					qt[w*c+r] = 0
+				}
+				continue
+			}
+			for c, x := range q[r*d : r*d+d] {
+				qt[w*c+r] = x
+			}
+		}
+		if w == 8 {
+			logitsQ8(dst, n, m, qt, k, n4, d, scale)
+		} else {
+			logitsQ4(dst, n, m, qt, k, n4, d, scale)
+		}
+		n4 = 0 // done; the keys past n4 follow
+	}
 	kc := max(8, (logitsTile/d)&^7)
 	for j0 := 0; j0 < n4; j0 += kc {
 		nk := min(kc, n4-j0)
@@ -444,7 +470,7 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 			}
 		}
 	}
-	for j := n4; j < n; j++ {
+	for j := n &^ 3; j < n; j++ {
 		kj := k[j*d : j*d+d]
 		for i := 0; i < m; i++ {
 			dst[i*n+j] = scale * Dot(q[i*d:i*d+d], kj)

@@ -35,11 +35,13 @@
 //     GOEXPERIMENT=simd: one 4-lane source compiled to WebAssembly SIMD128
 //     and, on amd64 CPUs with AVX2, to 128-bit AVX, plus 8-lane AVX2
 //     versions; the width is chosen once at start-up (vecLanes). They run
-//     Logits, MatMul, BinMass and the weighted sums of Partial.
-//   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): Exp32 and Log32
-//     four at a time in SoftmaxRows, the entropies and Partial, AxpyWiden,
-//     and the logits and weighted sums where the archsimd kernels are not
-//     built or the CPU lacks AVX2.
+//     Logits, MatMul, BinMass, the weighted sums of Partial, and Exp32 and
+//     Log32 four at a time (one element per lane) in SoftmaxRows, the
+//     entropies and Partial. archsimd needs AVX2 on amd64 (its Broadcast
+//     does).
+//   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): the same kernels
+//     where the archsimd ones are not built or the CPU lacks AVX2, and
+//     AxpyWiden everywhere on amd64.
 //
 // TestPathsMatch and TestElementwiseMatchPaths run every path this build
 // and CPU have against the portable loops, and the golden checksum of

@@ -153,3 +153,13 @@ func BenchmarkLogitsPaths(b *testing.B) { benchPaths(b, BenchmarkLogits) }
 func BenchmarkMatMulPaths(b *testing.B) { benchPaths(b, BenchmarkMatMul) }
 
 func BenchmarkBinMassPaths(b *testing.B) { benchPaths(b, BenchmarkBinMass) }
+
+func BenchmarkSoftmaxRowsPaths(b *testing.B) { benchPaths(b, BenchmarkSoftmaxRows) }
+
+func BenchmarkKeyEntropyPaths(b *testing.B) { benchPaths(b, BenchmarkKeyEntropy) }
+
+func BenchmarkRowEntropyPaths(b *testing.B) { benchPaths(b, BenchmarkRowEntropy) }
+
+func BenchmarkPartialAddKeysPaths(b *testing.B) { benchPaths(b, BenchmarkPartialAddKeys) }
+
+func BenchmarkPartialAddLogitsPaths(b *testing.B) { benchPaths(b, BenchmarkPartialAddLogits) }

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -150,4 +151,161 @@ func axpy2T4(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 		z.StoreArray((*[4]float32)(v))
 	}
 	return n
+}
+
+// allTrue reports whether every lane of m is true.
+func allTrue(m archsimd.Mask32x4) bool {
+	var b [4]int32
+	m.ToInt32x4().StoreArray(&b)
+	return b[0]&b[1]&b[2]&b[3] != 0
+}
+
+// expShiftT4 sets dst[j] = Exp32(src[j]-mx) and adds it to *sum in index
+// order, four at a time for j < len(dst)&^3 while all four arguments are in
+// [expFastMin, expFastMax]: the operations of expFast in its order, one
+// element per lane. It returns the count done (it stops at the first group
+// with an argument out of the fast range, or NaN).
+func expShiftT4(dst, src []float32, mx float32, sum *float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 3
+	src = src[:n]
+	s := *sum
+	var (
+		mv    = archsimd.BroadcastFloat32x4(mx)
+		lo    = archsimd.BroadcastFloat32x4(expFastMin)
+		hi    = archsimd.BroadcastFloat32x4(expFastMax)
+		l2e   = archsimd.BroadcastFloat32x4(log2e)
+		mg    = archsimd.BroadcastFloat32x4(magic)
+		l2h   = archsimd.BroadcastFloat32x4(ln2Hi)
+		l2l   = archsimd.BroadcastFloat32x4(ln2Lo)
+		c0    = archsimd.BroadcastFloat32x4(1.9875691500e-4)
+		c1    = archsimd.BroadcastFloat32x4(1.3981999507e-3)
+		c2    = archsimd.BroadcastFloat32x4(8.3334519073e-3)
+		c3    = archsimd.BroadcastFloat32x4(4.1665795894e-2)
+		c4    = archsimd.BroadcastFloat32x4(1.6666665459e-1)
+		c5    = archsimd.BroadcastFloat32x4(5.0000001201e-1)
+		one   = archsimd.BroadcastFloat32x4(1)
+		mbits = archsimd.BroadcastUint32x4(0x4b400000 - 127) // Float32bits(magic) - 127
+	)
+	j := 0
+	for ; j < n; j += 4 {
+		a := archsimd.LoadFloat32x4((src[j : j+4 : j+4])).Sub(mv)
+		if !allTrue(a.GreaterEqual(lo).And(a.LessEqual(hi))) {
+			break
+		}
+		t := a.Mul(l2e).Add(mg)
+		nf := t.Sub(mg)
+		r := a.Sub(nf.Mul(l2h))
+		r = r.Sub(nf.Mul(l2l))
+		p := c0.Mul(r).Add(c1)
+		p = p.Mul(r).Add(c2)
+		p = p.Mul(r).Add(c3)
+		p = p.Mul(r).Add(c4)
+		p = p.Mul(r).Add(c5)
+		y := p.Mul(r.Mul(r)).Add(r).Add(one)
+		e := y.Mul(t.ToBits().Sub(mbits).ShiftAllLeft(23).BitsToFloat32())
+		o := (*[4]float32)(dst[j : j+4 : j+4])
+		e.StoreArray(o)
+		s += o[0]
+		s += o[1]
+		s += o[2]
+		s += o[3]
+	}
+	*sum = s
+	return j
+}
+
+// xlogxT4 sets dst[j] = xlogx(src[j]) four at a time for j < len(dst)&^3
+// while all four are normal, positive and finite: the operations of
+// xlogxGo's fast branch in its order, one element per lane. It returns the
+// count done.
+func xlogxT4(dst, src []float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 3
+	src = src[:n]
+	var (
+		lo    = archsimd.BroadcastFloat32x4(minNorm)
+		hi    = archsimd.BroadcastFloat32x4(math.MaxFloat32)
+		mant  = archsimd.BroadcastUint32x4(0x007fffff)
+		expo1 = archsimd.BroadcastUint32x4(0x3f800000)
+		bias  = archsimd.BroadcastInt32x4(127)
+		s2    = archsimd.BroadcastFloat32x4(sqrt2)
+		half  = archsimd.BroadcastFloat32x4(0.5)
+		one   = archsimd.BroadcastFloat32x4(1)
+		c0    = archsimd.BroadcastFloat32x4(7.0376836292e-2)
+		c1    = archsimd.BroadcastFloat32x4(1.1514610310e-1)
+		c2    = archsimd.BroadcastFloat32x4(1.1676998740e-1)
+		c3    = archsimd.BroadcastFloat32x4(1.2420140846e-1)
+		c4    = archsimd.BroadcastFloat32x4(1.4249322787e-1)
+		c5    = archsimd.BroadcastFloat32x4(1.6668057665e-1)
+		c6    = archsimd.BroadcastFloat32x4(2.0000714765e-1)
+		c7    = archsimd.BroadcastFloat32x4(2.4999993993e-1)
+		c8    = archsimd.BroadcastFloat32x4(3.3333331174e-1)
+		l2h   = archsimd.BroadcastFloat32x4(ln2Hi)
+		l2l   = archsimd.BroadcastFloat32x4(ln2Lo)
+	)
+	j := 0
+	for ; j < n; j += 4 {
+		x := archsimd.LoadFloat32x4(src[j : j+4 : j+4])
+		if !allTrue(x.GreaterEqual(lo).And(x.LessEqual(hi))) {
+			break
+		}
+		b := x.ToBits()
+		e := b.ShiftAllRight(23).BitsToInt32().Sub(bias)
+		m := b.And(mant).Or(expo1).BitsToFloat32()
+		big := m.Greater(s2)
+		m = m.Mul(half).IfElse(big, m)
+		e = e.Sub(big.ToInt32x4()) // a true lane is -1
+		f := m.Sub(one)
+		z := f.Mul(f)
+		p := c0.Mul(f).Sub(c1)
+		p = p.Mul(f).Add(c2)
+		p = p.Mul(f).Sub(c3)
+		p = p.Mul(f).Add(c4)
+		p = p.Mul(f).Sub(c5)
+		p = p.Mul(f).Add(c6)
+		p = p.Mul(f).Sub(c7)
+		p = p.Mul(f).Add(c8)
+		y := p.Mul(f).Mul(z)
+		ef := e.ConvertToFloat32()
+		y = y.Add(ef.Mul(l2l))
+		y = y.Sub(half.Mul(z))
+		x.Mul(f.Add(y).Add(ef.Mul(l2h))).StoreArray((*[4]float32)(dst[j : j+4 : j+4]))
+	}
+	return j
+}
+
+// logitsQ4 is the logits kernel for at most 4 query rows, where packing
+// the keys would cost more than it saves: qt holds the rows transposed
+// (qt[4c+r] = row r's element c, missing rows zero, 4*d floats), lane r
+// accumulates row r's dot product with one key in index order, four keys
+// at a time, for keys j < nk (a multiple of 4); it stores scale times the
+// dot products at dst[r*ldd+j] for r < rows.
+func logitsQ4(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	defer clearUpper()
+	_ = qt[4*d-1]
+	pq := unsafe.Pointer(&qt[0])
+	sv := archsimd.BroadcastFloat32x4(scale)
+	var t0, t1, t2, t3 [4]float32
+	for j := 0; j+4 <= nk; j += 4 {
+		k0 := k[j*d : j*d+d]
+		k1, k2, k3 := k[(j+1)*d:(j+1)*d+d], k[(j+2)*d:(j+2)*d+d], k[(j+3)*d:(j+3)*d+d]
+		k1, k2, k3 = k1[:len(k0)], k2[:len(k0)], k3[:len(k0)]
+		var a0, a1, a2, a3 archsimd.Float32x4
+		for c, x := range k0 {
+			q := vec4(unsafe.Add(pq, 16*c))
+			a0 = a0.Add(q.Mul(archsimd.BroadcastFloat32x4(x)))
+			a1 = a1.Add(q.Mul(archsimd.BroadcastFloat32x4(k1[c])))
+			a2 = a2.Add(q.Mul(archsimd.BroadcastFloat32x4(k2[c])))
+			a3 = a3.Add(q.Mul(archsimd.BroadcastFloat32x4(k3[c])))
+		}
+		a0.Mul(sv).StoreArray(&t0)
+		a1.Mul(sv).StoreArray(&t1)
+		a2.Mul(sv).StoreArray(&t2)
+		a3.Mul(sv).StoreArray(&t3)
+		for r := 0; r < rows; r++ {
+			o := dst[r*ldd+j : r*ldd+j+4 : r*ldd+j+4]
+			o[0], o[1], o[2], o[3] = t0[r], t1[r], t2[r], t3[r]
+		}
+	}
 }

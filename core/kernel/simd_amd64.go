@@ -73,8 +73,9 @@ func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, s
 	}
 }
 
-// axpyT8 is axpyT4 with 8-lane registers: 32 columns in registers over all
-// t, then 8, then one 4-lane step; it returns len(o)&^3.
+// axpyT8 is axpyT4 with 8-lane registers: 64, then 32 columns in registers
+// over all t (8 or 4 independent sums), then 8, then one 4-lane step; it
+// returns len(o)&^3.
 func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 	defer clearUpper()
 	n := len(o) &^ 3
@@ -87,6 +88,31 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 		return unsafe.Add(pb, 4*j*ldb)
 	}
 	c := 0
+	for ; c+64 <= n; c += 64 {
+		p := unsafe.Add(po, 4*c)
+		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
+		s4, s5, s6, s7 := vec8(unsafe.Add(p, 128)), vec8(unsafe.Add(p, 160)), vec8(unsafe.Add(p, 192)), vec8(unsafe.Add(p, 224))
+		for t, x := range coef {
+			w := archsimd.BroadcastFloat32x8(x)
+			r := unsafe.Add(row(t), 4*c)
+			s0 = s0.Add(w.Mul(vec8(r)))
+			s1 = s1.Add(w.Mul(vec8(unsafe.Add(r, 32))))
+			s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
+			s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
+			s4 = s4.Add(w.Mul(vec8(unsafe.Add(r, 128))))
+			s5 = s5.Add(w.Mul(vec8(unsafe.Add(r, 160))))
+			s6 = s6.Add(w.Mul(vec8(unsafe.Add(r, 192))))
+			s7 = s7.Add(w.Mul(vec8(unsafe.Add(r, 224))))
+		}
+		s0.StoreArray((*[8]float32)(p))
+		s1.StoreArray((*[8]float32)(unsafe.Add(p, 32)))
+		s2.StoreArray((*[8]float32)(unsafe.Add(p, 64)))
+		s3.StoreArray((*[8]float32)(unsafe.Add(p, 96)))
+		s4.StoreArray((*[8]float32)(unsafe.Add(p, 128)))
+		s5.StoreArray((*[8]float32)(unsafe.Add(p, 160)))
+		s6.StoreArray((*[8]float32)(unsafe.Add(p, 192)))
+		s7.StoreArray((*[8]float32)(unsafe.Add(p, 224)))
+	}
 	for ; c+32 <= n; c += 32 {
 		p := unsafe.Add(po, 4*c)
 		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
@@ -173,4 +199,35 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 		c += axpy2T4(o0[c:n], o1[c:n], c0, c1, idx, b[c:], ldb)
 	}
 	return c
+}
+
+// logitsQ8 is logitsQ4 for at most 8 query rows: qt[8c+r] is row r's
+// element c (missing rows zero, 8*d floats), lane r accumulates row r.
+func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	defer clearUpper()
+	_ = qt[8*d-1]
+	pq := unsafe.Pointer(&qt[0])
+	sv := archsimd.BroadcastFloat32x8(scale)
+	var t0, t1, t2, t3 [8]float32
+	for j := 0; j+4 <= nk; j += 4 {
+		k0 := k[j*d : j*d+d]
+		k1, k2, k3 := k[(j+1)*d:(j+1)*d+d], k[(j+2)*d:(j+2)*d+d], k[(j+3)*d:(j+3)*d+d]
+		k1, k2, k3 = k1[:len(k0)], k2[:len(k0)], k3[:len(k0)]
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c, x := range k0 {
+			q := vec8(unsafe.Add(pq, 32*c))
+			a0 = a0.Add(q.Mul(archsimd.BroadcastFloat32x8(x)))
+			a1 = a1.Add(q.Mul(archsimd.BroadcastFloat32x8(k1[c])))
+			a2 = a2.Add(q.Mul(archsimd.BroadcastFloat32x8(k2[c])))
+			a3 = a3.Add(q.Mul(archsimd.BroadcastFloat32x8(k3[c])))
+		}
+		a0.Mul(sv).StoreArray(&t0)
+		a1.Mul(sv).StoreArray(&t1)
+		a2.Mul(sv).StoreArray(&t2)
+		a3.Mul(sv).StoreArray(&t3)
+		for r := 0; r < rows; r++ {
+			o := dst[r*ldd+j : r*ldd+j+4 : r*ldd+j+4]
+			o[0], o[1], o[2], o[3] = t0[r], t1[r], t2[r], t3[r]
+		}
+	}
 }

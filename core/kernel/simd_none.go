@@ -35,3 +35,19 @@ func axpy2T4(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 	panic("kernel: built without archsimd kernels")
 }
+
+func expShiftT4(dst, src []float32, mx float32, sum *float32) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func xlogxT4(dst, src []float32) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func logitsQ4(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
