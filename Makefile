@@ -16,7 +16,7 @@ GOFMT    = $(GOROOT_)/bin/gofmt
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm test-nocgo gpu-kit lint bench bench-wasm samples fuzz run clean web serve test-e2e
+.PHONY: all build test test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm samples fuzz run clean web serve test-e2e
 
 all: build
 
@@ -24,7 +24,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/haeols
 
 ## test: vet, formatting, native tests, wasm tests
-test: lint test-native test-wasm test-nocgo
+test: lint test-native test-wasm test-nocgo test-plain
 
 lint:
 	@out=$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -49,6 +49,13 @@ test-nocgo:
 
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)
+
+## test-plain: without GOEXPERIMENT=simd (a plain go build or go install)
+## the kernels run the portable loops (and on amd64 the SSE2 assembly):
+## the same golden bits, natively and in wasm
+test-plain:
+	GOEXPERIMENT= $(GO) test -count=1 -short ./core/kernel/ ./core/solve/
+	GOEXPERIMENT= GOOS=js GOARCH=wasm $(GO) test -count=1 -short -exec="$(WASMEXEC)" ./core/kernel/ ./core/solve/
 
 ## bench: kernels (GFLOP/s), one head end to end (ms) and the worker's
 ## share of a drag of the ratio slider (ms per move), native

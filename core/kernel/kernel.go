@@ -35,9 +35,11 @@
 //     GOEXPERIMENT=simd: one 4-lane source compiled to WebAssembly SIMD128
 //     and, on amd64 CPUs with AVX2, to 128-bit AVX, plus 8-lane AVX2
 //     versions; the width is chosen once at start-up (vecLanes). They run
-//     Logits, MatMul, BinMass, the weighted sums of Partial, and Exp32 and
+//     Logits, MatMul, BinMass, the weighted sums of Partial, Exp32 and
 //     Log32 four at a time (one element per lane) in SoftmaxRows, the
-//     entropies and Partial. archsimd needs AVX2 on amd64 (its Broadcast
+//     entropies and Partial, and the elementwise column sums, scalings and
+//     quotients of ColMean, SoftmaxRows and KeyEntropy. Dot and the row
+//     sums stay scalar: each is one sum in index order. archsimd needs AVX2 on amd64 (its Broadcast
 //     does).
 //   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): the same kernels
 //     where the archsimd ones are not built or the CPU lacks AVX2, and
@@ -149,12 +151,20 @@ func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 		for j0 := 0; j0 < n; j0 += elemChunk {
 			p := buf[:min(elemChunk, n-j0)]
 			r, c, h := row[j0:j0+len(p)], cs[j0:j0+len(p)], ent[j0:j0+len(p)]
-			for j, x := range r {
-				p[j] = x / c[j]
+			j := 0
+			if vecLanes > 0 {
+				j = elemT4(2, p, r, c, 0)
+			}
+			for ; j < len(r); j++ {
+				p[j] = r[j] / c[j]
 			}
 			xlogxTo(p, p)
-			for j, x := range p {
-				h[j] -= x
+			j = 0
+			if vecLanes > 0 {
+				j = elemT4(3, h, p, nil, 0)
+			}
+			for ; j < len(p); j++ {
+				h[j] -= p[j]
 			}
 		}
 	}
@@ -318,6 +328,9 @@ func BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, d int) {
 func addTo(dst, src []float32) {
 	src = src[:len(dst)]
 	j := 0
+	if vecLanes > 0 {
+		j = elemT4(0, dst, src, nil, 0)
+	}
 	for ; j+4 <= len(dst); j += 4 {
 		o := dst[j : j+4 : j+4]
 		s := src[j : j+4 : j+4]
@@ -334,6 +347,9 @@ func addTo(dst, src []float32) {
 // scaleTo sets dst[j] *= f.
 func scaleTo(dst []float32, f float32) {
 	j := 0
+	if vecLanes > 0 {
+		j = elemT4(1, dst, nil, nil, f)
+	}
 	for ; j+4 <= len(dst); j += 4 {
 		o := dst[j : j+4 : j+4]
 		o[0] *= f

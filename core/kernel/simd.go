@@ -309,3 +309,38 @@ func logitsQ4(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 		}
 	}
 }
+
+// elemT4 applies one elementwise operation to the first len(dst)&^3
+// elements, 4 lanes at a time, and returns that count: op 0 sets dst[j] +=
+// a[j], op 1 dst[j] *= f, op 2 dst[j] = a[j] / b[j], op 3 dst[j] -= a[j].
+func elemT4(op int, dst, a, b []float32, f float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 3
+	dst = dst[:n]
+	switch op {
+	case 0:
+		a = a[:n]
+		for j := 0; j < n; j += 4 {
+			o := (*[4]float32)(dst[j : j+4 : j+4])
+			archsimd.LoadFloat32x4Array(o).Add(archsimd.LoadFloat32x4(a[j : j+4 : j+4])).StoreArray(o)
+		}
+	case 1:
+		fv := archsimd.BroadcastFloat32x4(f)
+		for j := 0; j < n; j += 4 {
+			o := (*[4]float32)(dst[j : j+4 : j+4])
+			archsimd.LoadFloat32x4Array(o).Mul(fv).StoreArray(o)
+		}
+	case 2:
+		a, b = a[:n], b[:n]
+		for j := 0; j < n; j += 4 {
+			archsimd.LoadFloat32x4(a[j : j+4 : j+4]).Div(archsimd.LoadFloat32x4(b[j : j+4 : j+4])).StoreArray((*[4]float32)(dst[j : j+4 : j+4]))
+		}
+	case 3:
+		a = a[:n]
+		for j := 0; j < n; j += 4 {
+			o := (*[4]float32)(dst[j : j+4 : j+4])
+			archsimd.LoadFloat32x4Array(o).Sub(archsimd.LoadFloat32x4(a[j : j+4 : j+4])).StoreArray(o)
+		}
+	}
+	return n
+}

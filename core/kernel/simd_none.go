@@ -51,3 +51,7 @@ func logitsQ4(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
 	panic("kernel: built without archsimd kernels")
 }
+
+func elemT4(op int, dst, a, b []float32, f float32) int {
+	panic("kernel: built without archsimd kernels")
+}
