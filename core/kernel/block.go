@@ -3,8 +3,9 @@ package kernel
 import "unsafe"
 
 // This file holds the blocked inner kernels: the portable Go versions, which
-// define the bits, and the dispatch to the amd64 SSE versions, which must
-// reproduce them exactly (see the package documentation).
+// define the bits, and the dispatch to the archsimd (simd.go) and amd64 SSE
+// versions, which must reproduce them exactly (see the package
+// documentation).
 
 // maxPackD is the largest head dimension of the SSE logits kernel, which packs
 // four query rows (4*maxPackD floats) on the stack; Logits with a larger d
@@ -412,8 +413,10 @@ const logitsTile = 4096
 // each group transposed (kt[w*c+l] = k[j+l, c] for width w), so that one lane
 // accumulates the dot product of a query row and one key in index order and
 // a row's logits are stored as one vector; the query rows pass over a tile 4
-// at a time. Keys past the last multiple of 4 use Dot. It needs
-// 0 < d <= maxPackD, n >= 4.
+// at a time. With at most 4 rows (8 with 8 lanes), as Partial.AddKeys asks,
+// the rows are packed instead and a lane holds one row's dot product with a
+// key (logitsQ4, logitsQ8). Keys past the last multiple of 4 use Dot. It
+// needs 0 < d <= maxPackD, n >= 4.
 func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 	var pack [logitsTile]float32
 	n4 := n &^ 3
