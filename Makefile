@@ -1,11 +1,22 @@
 # haeols — make targets. `make test` is what CI runs (.ci/run).
 GO      ?= go
-WASMEXEC = $(shell $(GO) env GOROOT)/lib/wasm/go_js_wasm_exec
+# go.mod names the toolchain (go1.27.3; see go.mod for why not 1.27.4): an older go fetches it from the
+# module proxy unless GOTOOLCHAIN says otherwise (some installs set
+# GOTOOLCHAIN=local in their go.env; the Makefile asks for auto).
+GOTOOLCHAIN ?= auto
+# The vector kernels (core/kernel, core/solve) are written with
+# simd/archsimd, which Go 1.27 builds only under this experiment: SIMD128 in
+# wasm, AVX/AVX2 on amd64. Without it the portable loops give the same bits.
+GOEXPERIMENT ?= simd
+export GOTOOLCHAIN GOEXPERIMENT
+GOROOT_  = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOROOT)
+WASMEXEC = $(GOROOT_)/lib/wasm/go_js_wasm_exec
+GOFMT    = $(GOROOT_)/bin/gofmt
 # Packages whose tests also run under GOOS=js GOARCH=wasm (Node).
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm test-nocgo gpu-kit lint bench bench-wasm samples fuzz fuzz-long run clean web serve test-e2e
+.PHONY: all build test test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm samples fuzz fuzz-long run clean web serve test-e2e
 
 all: build
 
@@ -13,10 +24,10 @@ build:
 	$(GO) build -o $(BIN) ./cmd/haeols
 
 ## test: vet, formatting, native tests, wasm tests
-test: lint test-native test-wasm test-nocgo
+test: lint test-native test-wasm test-nocgo test-plain
 
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
@@ -38,6 +49,13 @@ test-nocgo:
 
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)
+
+## test-plain: without GOEXPERIMENT=simd (a plain go build or go install)
+## the kernels run the portable loops (and on amd64 the SSE2 assembly):
+## the same golden bits, natively and in wasm
+test-plain:
+	GOEXPERIMENT= $(GO) test -count=1 -short ./core/kernel/ ./core/solve/
+	GOEXPERIMENT= GOOS=js GOARCH=wasm $(GO) test -count=1 -short -exec="$(WASMEXEC)" ./core/kernel/ ./core/solve/
 
 ## bench: kernels (GFLOP/s), one head end to end (ms), the worker's share
 ## of a drag of the ratio slider (ms per move) and haeols eval of the byte
@@ -73,7 +91,8 @@ samples:
 FUZZ = ./core/sample:FuzzDecodeSafetensors ./core/sample:FuzzDecodeNPZ ./core/sample:FuzzDecodeNPY \
 	./core/llama:FuzzDecode ./core/llama:FuzzDecodeTokenizer ./ui/state:FuzzParseQuery ./ui/heatmap:FuzzDecode ./ui/heatmap:FuzzDecodeFactored \
 	./core/safetensors:FuzzDecode ./core/model/gguf:FuzzDecode ./core/model/hf:FuzzParseConfig ./core/model/hf:FuzzDecodeIndex \
-	./core/model/tokenizer:FuzzEncodeDecode ./core/model/tokenizer:FuzzFromHF ./core/model:FuzzFromGGUF
+	./core/model/tokenizer:FuzzEncodeDecode ./core/model/tokenizer:FuzzFromHF ./core/model:FuzzFromGGUF \
+	./internal/wasmcode:FuzzFuncs
 fuzz:
 	for t in $(FUZZ); do \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime 20s -parallel 1 $${t%%:*} || exit 1; done
@@ -116,7 +135,7 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 	for d in $$(find ui wasm -name '*.vugu' -printf '%h\n' 2>/dev/null | sort -u); do \
 		gen=$$(ls $$d/*_gen.go 2>/dev/null | head -1); \
 		if [ -z "$$gen" ] || [ -n "$$(find $$d -maxdepth 1 -name '*.vugu' -newer $$gen)" ]; then \
-			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d && gofmt -w $$d/*_gen.go; fi; done; \
+			echo "vugugen $$d"; $(GO) tool vugugen -skip-go-mod -skip-main $$d && $(GOFMT) -w $$d/*_gen.go; fi; done; \
 	tmp=$(WEB_DIST).tmp; rm -rf $$tmp; mkdir -p $$tmp/samples; \
 	cp $$($(GO) env GOROOT)/lib/wasm/wasm_exec.js $$tmp/; \
 	cp $$(find web -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.png' -o -name '*.svg' \)) $$tmp/; \

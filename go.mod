@@ -1,6 +1,11 @@
 module github.com/haeols/haeols
 
-go 1.26
+go 1.27
+
+// go1.27.4 (and go1.26.11) reject cgo linker inputs that carry LLVM bitcode
+// sections, and github.com/cogentcore/webgpu's libwgpu_native.a has them
+// (".llvmbc"): core/gpu and the cgo CLI do not build with it.
+toolchain go1.27.3
 
 require (
 	github.com/chromedp/cdproto v0.159.0

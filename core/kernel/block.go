@@ -3,8 +3,9 @@ package kernel
 import "unsafe"
 
 // This file holds the blocked inner kernels: the portable Go versions, which
-// define the bits, and the dispatch to the amd64 SSE versions, which must
-// reproduce them exactly (see the package documentation).
+// define the bits, and the dispatch to the archsimd (simd.go) and amd64 SSE
+// versions, which must reproduce them exactly (see the package
+// documentation).
 
 // maxPackD is the largest head dimension of the SSE logits kernel, which packs
 // four query rows (4*maxPackD floats) on the stack; Logits with a larger d
@@ -187,7 +188,15 @@ func axpy(o, coef []float32, idx []int32, b []float32, ldb int) {
 		idx = idx[:len(coef)]
 	}
 	c4 := 0
-	if useAsm {
+	switch {
+	case vecLanes > 0 && len(o) >= 4:
+		checkRows(len(coef), idx, b, ldb, len(o)&^3)
+		if vecLanes == 8 {
+			c4 = axpyT8(o, coef, idx, b, ldb)
+		} else {
+			c4 = axpyT4(o, coef, idx, b, ldb)
+		}
+	case useAsm:
 		c4 = axpySSE(o, coef, idx, b, ldb)
 	}
 	if c4 < len(o) {
@@ -198,6 +207,29 @@ func axpy(o, coef []float32, idx []int32, b []float32, ldb int) {
 // axpy2 is axpy for two output rows with their own coefficients (same length)
 // and the same rows of b.
 func axpy2(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
+	if vecLanes > 0 {
+		if len(o0) == 0 || len(c0) == 0 {
+			return
+		}
+		o1, c1 = o1[:len(o0)], c1[:len(c0)]
+		if idx != nil {
+			idx = idx[:len(c0)]
+		}
+		c := 0
+		if len(o0) >= 4 {
+			checkRows(len(c0), idx, b, ldb, len(o0)&^3)
+			if vecLanes == 8 {
+				c = axpy2T8(o0, o1, c0, c1, idx, b, ldb)
+			} else {
+				c = axpy2T4(o0, o1, c0, c1, idx, b, ldb)
+			}
+		}
+		if c < len(o0) {
+			axpyGo(o0[c:], c0, idx, b[c:], ldb)
+			axpyGo(o1[c:], c1, idx, b[c:], ldb)
+		}
+		return
+	}
 	if useAsm {
 		axpy(o0, c0, idx, b, ldb)
 		axpy(o1, c1, idx, b, ldb)
@@ -219,10 +251,20 @@ func axpySSE(o, coef []float32, idx []int32, b []float32, ldb int) int {
 	if c4 == 0 {
 		return 0
 	}
-	// The kernel reads b[j*ldb : j*ldb+c4] for every j it visits and does no
-	// bounds checks of its own: check them all here.
+	checkRows(len(coef), idx, b, ldb, c4)
 	var ip *int32
-	last := len(coef) - 1
+	if idx != nil {
+		ip = &idx[0]
+	}
+	axpyRows(&o[0], c4, &coef[0], len(coef), ip, &b[0], ldb)
+	return c4
+}
+
+// checkRows panics unless b[j*ldb : j*ldb+cols] is in bounds for every row
+// j = idx[t] (or t < nt when idx is nil; nt > 0): the vector kernels read
+// those rows through pointers, with no bounds checks of their own.
+func checkRows(nt int, idx []int32, b []float32, ldb, cols int) {
+	last := nt - 1
 	if idx != nil {
 		last = 0
 		for _, j := range idx {
@@ -231,11 +273,11 @@ func axpySSE(o, coef []float32, idx []int32, b []float32, ldb int) int {
 			}
 			last = max(last, int(j))
 		}
-		ip = &idx[0]
 	}
-	_ = b[last*ldb+c4-1]
-	axpyRows(&o[0], c4, &coef[0], len(coef), ip, &b[0], ldb)
-	return c4
+	if ldb < 0 {
+		panic("kernel: negative row stride")
+	}
+	_ = b[last*ldb+cols-1]
 }
 
 // axpyGo is the portable axpy: eight, then four, then one output column at a
@@ -359,4 +401,91 @@ func axpy2Go(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
 		axpyGo(o0[c:], c0, idx, b[c:], ldb)
 		axpyGo(o1[c:], c1, idx, b[c:], ldb)
 	}
+}
+
+// logitsTile is the number of floats of the packed keys of logitsVec (a
+// stack buffer, 16 KiB: it stays in the L1 cache while every query row
+// passes over it).
+const logitsTile = 4096
+
+// logitsVec is Logits on the archsimd kernels. The keys are taken in tiles
+// of at most logitsTile floats, packed in groups of 8 (with 8 lanes) or 4,
+// each group transposed (kt[w*c+l] = k[j+l, c] for width w), so that one lane
+// accumulates the dot product of a query row and one key in index order and
+// a row's logits are stored as one vector; the query rows pass over a tile 4
+// at a time. With at most 4 rows (8 with 8 lanes), as Partial.AddKeys asks,
+// the rows are packed instead and a lane holds one row's dot product with a
+// key (logitsQ4, logitsQ8). Keys past the last multiple of 4 use Dot. It
+// needs 0 < d <= maxPackD, n >= 4.
+func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
+	var pack [logitsTile]float32
+	n4 := n &^ 3
+	if m <= 4 || (vecLanes == 8 && m <= 8) {
+		// Too few rows to pay for packing the keys: pack the rows, 4 or
+		// (with 8 lanes and more than 4 rows) 8.
+		w := 4
+		if m > 4 {
+			w = 8
+		}
+		qt := pack[:w*d]
+		for r := 0; r < w; r++ {
+			if r >= m {
+				for c := 0; c < d; c++ {
+					qt[w*c+r] = 0
+				}
+				continue
+			}
+			for c, x := range q[r*d : r*d+d] {
+				qt[w*c+r] = x
+			}
+		}
+		if w == 8 {
+			logitsQ8(dst, n, m, qt, k, n4, d, scale)
+		} else {
+			logitsQ4(dst, n, m, qt, k, n4, d, scale)
+		}
+		n4 = 0 // done; the keys past n4 follow
+	}
+	kc := max(8, (logitsTile/d)&^7)
+	for j0 := 0; j0 < n4; j0 += kc {
+		nk := min(kc, n4-j0)
+		for g := 0; g < nk; g += groupWidth(nk - g) {
+			w := groupWidth(nk - g)
+			kt := pack[g*d : (g+w)*d]
+			for l := 0; l < w; l++ {
+				kl := k[(j0+g+l)*d : (j0+g+l)*d+d]
+				for c, x := range kl {
+					kt[w*c+l] = x
+				}
+			}
+		}
+		for i0 := 0; i0 < m; i0 += 4 {
+			rows := min(4, m-i0)
+			qi := q[i0*d : (i0+rows)*d]
+			for g := 0; g < nk; g += groupWidth(nk - g) {
+				w := groupWidth(nk - g)
+				out := dst[i0*n+j0+g:]
+				if w == 8 {
+					logitsT8(out, n, qi, rows, pack[g*d:(g+w)*d], d, scale)
+				} else {
+					logitsT4(out, n, qi, rows, pack[g*d:(g+w)*d], d, scale)
+				}
+			}
+		}
+	}
+	for j := n &^ 3; j < n; j++ {
+		kj := k[j*d : j*d+d]
+		for i := 0; i < m; i++ {
+			dst[i*n+j] = scale * Dot(q[i*d:i*d+d], kj)
+		}
+	}
+}
+
+// groupWidth is the number of keys logitsVec packs into one group when left
+// keys remain in its tile (a multiple of 4): 8 with 8-lane kernels, else 4.
+func groupWidth(left int) int {
+	if vecLanes == 8 && left >= 8 {
+		return 8
+	}
+	return 4
 }

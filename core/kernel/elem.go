@@ -5,10 +5,10 @@ import "math"
 // The portable elementwise loops below carry the bodies of expFast and
 // logBits written out, because the Go compiler does not inline them (cost
 // over its budget) and a call per element costs more than the arithmetic;
-// on amd64 the SSE loops of kernel_amd64.s do the same operations four
-// elements at a time. All copies must stay identical to the functions:
-// TestElementwiseMatch checks every result bit for bit against Exp32 and
-// Log32, on both paths.
+// the archsimd loops of simd.go (wasm, amd64 with AVX2) and the SSE loops of
+// kernel_amd64.s do the same operations four elements at a time. All copies
+// must stay identical to the functions: TestElementwiseMatchPaths checks
+// every result bit for bit against Exp32 and Log32, on every path.
 
 // ExpShift sets dst[j] = Exp32(src[j] - mx) for j < len(dst) (dst may alias
 // src) and returns the float32 sum of the dst[j] in index order: the
@@ -18,7 +18,16 @@ func ExpShift(dst, src []float32, mx float32) float32 {
 	src = src[:len(dst)]
 	var s float32
 	j := 0
-	if useAsm {
+	switch {
+	case vecLanes > 0:
+		for len(dst)-j >= 4 {
+			j += expShiftT4(dst[j:], src[j:], mx, &s)
+			if len(dst)-j >= 4 { // a group with an argument out of the fast range
+				s = expShiftGo(dst[j:j+4], src[j:j+4], mx, s)
+				j += 4
+			}
+		}
+	case useAsm:
 		for len(dst)-j >= 4 {
 			j += expShiftSSE(&dst[j], &src[j], (len(dst)-j)&^3, mx, &s)
 			if len(dst)-j >= 4 { // a group with an argument out of the fast range
@@ -62,7 +71,16 @@ func expShiftGo(dst, src []float32, mx, s float32) float32 {
 func xlogxTo(dst, src []float32) {
 	src = src[:len(dst)]
 	j := 0
-	if useAsm {
+	switch {
+	case vecLanes > 0:
+		for len(dst)-j >= 4 {
+			j += xlogxT4(dst[j:], src[j:])
+			if len(dst)-j >= 4 { // a group with a zero, denormal, Inf or NaN
+				xlogxGo(dst[j:j+4], src[j:j+4])
+				j += 4
+			}
+		}
+	case useAsm:
 		for len(dst)-j >= 4 {
 			j += xlogxSSE(&dst[j], &src[j], (len(dst)-j)&^3)
 			if len(dst)-j >= 4 { // a group with a zero, denormal, Inf or NaN

@@ -25,14 +25,30 @@
 //     128 for AddKeys, 256 for AddLogits) in order, then that block sum to
 //     Sum.
 //
-// The amd64 kernels (kernel_amd64.s, SSE2 only, so any amd64 CPU) run
-// several of these sequences side by side in the lanes of a vector
-// register, one lane per query row, per output column or per element (Exp32
-// and Log32 in SoftmaxRows, the entropies and Partial), and so produce the
-// same bits as the portable Go kernels. TestAsmMatchesGo and
-// TestElementwiseMatch check this, and the golden checksum of TestGolden
-// pins the bits on every platform. Build with -tags purego to use the
-// portable kernels on amd64 too.
+// The vector kernels run several of these sequences side by side in the
+// lanes of a vector register, one lane per key of a logits block or per
+// output column of a weighted sum, with the same roundings in the same
+// order (a multiply, then an add: never a fused multiply-add), and so
+// produce the same bits as the portable Go loops. They are:
+//
+//   - the simd/archsimd kernels (simd.go, simd_amd64.go), built with
+//     GOEXPERIMENT=simd: one 4-lane source compiled to WebAssembly SIMD128
+//     and, on amd64 CPUs with AVX2, to 128-bit AVX, plus 8-lane AVX2
+//     versions; the width is chosen once at start-up (vecLanes). They run
+//     Logits, MatMul, BinMass, the weighted sums of Partial, Exp32 and
+//     Log32 four at a time (one element per lane) in SoftmaxRows, the
+//     entropies and Partial, and the elementwise column sums, scalings and
+//     quotients of ColMean, SoftmaxRows and KeyEntropy. Dot and the row
+//     sums stay scalar: each is one sum in index order. archsimd needs AVX2 on amd64 (its Broadcast
+//     does).
+//   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): the same kernels
+//     where the archsimd ones are not built or the CPU lacks AVX2, and
+//     AxpyWiden everywhere on amd64.
+//
+// TestPathsMatch and TestElementwiseMatchPaths run every path this build
+// and CPU have against the portable loops, and the golden checksum of
+// TestGolden pins the bits on every platform. Build with -tags purego (or
+// without GOEXPERIMENT=simd on wasm) to use the portable kernels only.
 package kernel
 
 import "math"
@@ -44,6 +60,10 @@ func Logits(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 		return
 	}
 	dst, q, k = dst[:m*n], q[:m*d], k[:n*d]
+	if vecLanes > 0 && n >= 4 && d > 0 && d <= maxPackD {
+		logitsVec(dst, q, m, k, n, d, scale)
+		return
+	}
 	if useAsm && n >= 4 && d > 0 && d <= maxPackD {
 		logitsSSE(dst, q, m, k, n, d, scale)
 		return
@@ -131,12 +151,20 @@ func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 		for j0 := 0; j0 < n; j0 += elemChunk {
 			p := buf[:min(elemChunk, n-j0)]
 			r, c, h := row[j0:j0+len(p)], cs[j0:j0+len(p)], ent[j0:j0+len(p)]
-			for j, x := range r {
-				p[j] = x / c[j]
+			j := 0
+			if vecLanes > 0 {
+				j = elemT4(2, p, r, c, 0)
+			}
+			for ; j < len(r); j++ {
+				p[j] = r[j] / c[j]
 			}
 			xlogxTo(p, p)
-			for j, x := range p {
-				h[j] -= x
+			j = 0
+			if vecLanes > 0 {
+				j = elemT4(3, h, p, nil, 0)
+			}
+			for ; j < len(p); j++ {
+				h[j] -= p[j]
 			}
 		}
 	}
@@ -300,6 +328,9 @@ func BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, d int) {
 func addTo(dst, src []float32) {
 	src = src[:len(dst)]
 	j := 0
+	if vecLanes > 0 {
+		j = elemT4(0, dst, src, nil, 0)
+	}
 	for ; j+4 <= len(dst); j += 4 {
 		o := dst[j : j+4 : j+4]
 		s := src[j : j+4 : j+4]
@@ -316,6 +347,9 @@ func addTo(dst, src []float32) {
 // scaleTo sets dst[j] *= f.
 func scaleTo(dst []float32, f float32) {
 	j := 0
+	if vecLanes > 0 {
+		j = elemT4(1, dst, nil, nil, f)
+	}
 	for ; j+4 <= len(dst); j += 4 {
 		o := dst[j : j+4 : j+4]
 		o[0] *= f

@@ -2,8 +2,9 @@
 
 package kernel
 
-// useAsm is false: this platform uses the portable Go kernels only.
-const useAsm = false
+// useAsm is false: this platform has no assembly kernels. (A variable, as
+// on amd64, so that tests can set it.)
+var useAsm = false
 
 // logitsQt4 is never called when useAsm is false.
 func logitsQt4(dst *float32, ldd, rows int, qt, k *float32, nb, d int, scale float32) {

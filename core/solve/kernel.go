@@ -5,15 +5,20 @@ import "unsafe"
 // Small dense kernels used by NNLS and the SVD. Every product is rounded
 // explicitly (float64(x*y)) so that no platform may fuse it into an FMA,
 // which keeps results bit-for-bit identical on amd64 (any GOAMD64 level),
-// arm64 and js/wasm. On amd64, axpy, axpy4 and ger4 run their even part in
-// assembly (kernel_amd64.s): four lanes with AVX, else two with SSE2, the
-// same multiplies and adds, the same bits.
+// arm64 and js/wasm. axpy, axpy4 and ger4 run their even part in vectors:
+// on amd64 in assembly (kernel_amd64.s), four lanes with AVX, else two with
+// SSE2; in wasm built with GOEXPERIMENT=simd in the two-lane archsimd loops
+// of simd.go (SIMD128). The same multiplies and adds, the same bits.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {
 	x = x[:len(dst)]
 	i := 0
-	if useAsm && len(dst) >= 2 {
+	switch {
+	case vecLanes > 0 && len(dst) >= 2:
+		i = len(dst) &^ 1
+		axpyV2(dst, i, alpha, x)
+	case useAsm && len(dst) >= 2:
 		i = len(dst) &^ 1
 		axpyVec(&dst[0], i, alpha, &x[0])
 	}
@@ -55,7 +60,11 @@ func axpy4(dst []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	n := len(dst)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 	i0 := 0
-	if useAsm && n >= 2 {
+	switch {
+	case vecLanes > 0 && n >= 2:
+		i0 = n &^ 1
+		axpy4V2(dst, i0, a0, a1, a2, a3, x0, x1, x2, x3)
+	case useAsm && n >= 2:
 		i0 = n &^ 1
 		a := [4]float64{a0, a1, a2, a3}
 		axpy4Vec(&dst[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
@@ -103,7 +112,11 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	n := len(s)
 	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
 	i0 := 0
-	if useAsm && n >= 2 {
+	switch {
+	case vecLanes > 0 && n >= 2:
+		i0 = n &^ 1
+		ger4V2(s, i0, a0, a1, a2, a3, x0, x1, x2, x3)
+	case useAsm && n >= 2:
 		i0 = n &^ 1
 		a := [4]float64{a0, a1, a2, a3}
 		ger4Vec(&s[0], i0, &a, &x0[0], &x1[0], &x2[0], &x3[0])
@@ -148,7 +161,7 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 // to the rows head, rows[0], ..., rows[len(v)-1], where row r is
 // rows[r*stride : r*stride+len(head)]; s is scratch of length len(head).
 func reflectRows(head []float64, v []float64, tau float64, rows []float64, stride int, s []float64) {
-	if useAsm {
+	if useAsm && vecLanes == 0 {
 		if done := reflectRowsVec(head, v, tau, rows, stride); done > 0 {
 			if done == len(head) {
 				return

@@ -399,6 +399,8 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 	// Same-origin iframes share the page's thread: "self" tasks are the
 	// app's, "same-origin-descendant" ones the heatmap renderer's.
 	who := MustEval[[]string](b, `haeolsLongWho`)
+	// A task may end between the two reads: take the ones both saw.
+	who = who[:min(len(who), len(tm.Long))]
 	var self, frame []float64
 	for i, w := range who {
 		if strings.HasPrefix(w, "self:") {

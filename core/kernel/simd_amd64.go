@@ -1,0 +1,233 @@
+//go:build goexperiment.simd && !purego
+
+package kernel
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// vecAvail lists the widths of the archsimd kernels this CPU runs, widest
+// first: 8 and 4 with AVX2 (archsimd's Broadcast needs it), none without.
+// vecLanes, the width in use, is chosen once from it: 8 on a CPU with AVX2
+// (the 8-lane kernels below, and the 4-lane ones of simd.go for blocks of
+// at most 4 rows), 0 without (then the SSE assembly and the portable loops
+// run). Every width gives the same bits; tests run each.
+var (
+	vecAvail = lanesAMD64()
+	vecLanes = append(vecAvail, 0)[0]
+)
+
+func lanesAMD64() []int {
+	if archsimd.X86.AVX2() {
+		return []int{8, 4}
+	}
+	return nil
+}
+
+// clearUpper clears the upper halves of the vector registers (VZEROUPPER)
+// when a kernel returns to the scalar Go code, whose SSE instructions would
+// otherwise carry false dependencies on them (archsimd does not do it
+// itself yet). Each kernel defers it.
+func clearUpper() { archsimd.ClearAVXUpperBits() }
+
+// vec8 is the Float32x8 at p (32 bytes the caller has checked).
+func vec8(p unsafe.Pointer) archsimd.Float32x8 {
+	return archsimd.LoadFloat32x8Array((*[8]float32)(p))
+}
+
+// logitsT8 is logitsT4 for 8 keys: kt[8c+l] is key l's element c (8*d
+// floats), lane l runs the dot product of a query row with key l.
+func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	_ = kt[8*d-1]
+	_ = q[m*d-1]
+	_ = dst[(m-1)*ldd+7]
+	defer clearUpper()
+	pk := unsafe.Pointer(&kt[0])
+	sv := archsimd.BroadcastFloat32x8(scale)
+	i := 0
+	for ; i+4 <= m; i += 4 {
+		q0 := q[i*d : i*d+d]
+		q1, q2, q3 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d], q[(i+3)*d:(i+3)*d+d]
+		q1, q2, q3 = q1[:len(q0)], q2[:len(q0)], q3[:len(q0)]
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c, x := range q0 {
+			k := vec8(unsafe.Add(pk, 32*c))
+			a0 = a0.Add(archsimd.BroadcastFloat32x8(x).Mul(k))
+			a1 = a1.Add(archsimd.BroadcastFloat32x8(q1[c]).Mul(k))
+			a2 = a2.Add(archsimd.BroadcastFloat32x8(q2[c]).Mul(k))
+			a3 = a3.Add(archsimd.BroadcastFloat32x8(q3[c]).Mul(k))
+		}
+		a0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd:]))
+		a1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd:]))
+		a2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd:]))
+		a3.Mul(sv).StoreArray((*[8]float32)(dst[(i+3)*ldd:]))
+	}
+	for ; i < m; i++ {
+		x := unsafe.Pointer(&q[i*d])
+		var a archsimd.Float32x8
+		for c := 0; c < d; c++ {
+			a = a.Add(archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(x, 4*c))).Mul(vec8(unsafe.Add(pk, 32*c))))
+		}
+		a.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd:]))
+	}
+}
+
+// axpyT8 is axpyT4 with 8-lane registers: 64, then 32 columns in registers
+// over all t (8 or 4 independent sums), then 8, then one 4-lane step; it
+// returns len(o)&^3.
+func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	defer clearUpper()
+	n := len(o) &^ 3
+	po, pb := unsafe.Pointer(&o[0]), unsafe.Pointer(&b[0])
+	row := func(t int) unsafe.Pointer {
+		j := t
+		if idx != nil {
+			j = int(idx[t])
+		}
+		return unsafe.Add(pb, 4*j*ldb)
+	}
+	c := 0
+	for ; c+64 <= n; c += 64 {
+		p := unsafe.Add(po, 4*c)
+		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
+		s4, s5, s6, s7 := vec8(unsafe.Add(p, 128)), vec8(unsafe.Add(p, 160)), vec8(unsafe.Add(p, 192)), vec8(unsafe.Add(p, 224))
+		for t, x := range coef {
+			w := archsimd.BroadcastFloat32x8(x)
+			r := unsafe.Add(row(t), 4*c)
+			s0 = s0.Add(w.Mul(vec8(r)))
+			s1 = s1.Add(w.Mul(vec8(unsafe.Add(r, 32))))
+			s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
+			s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
+			s4 = s4.Add(w.Mul(vec8(unsafe.Add(r, 128))))
+			s5 = s5.Add(w.Mul(vec8(unsafe.Add(r, 160))))
+			s6 = s6.Add(w.Mul(vec8(unsafe.Add(r, 192))))
+			s7 = s7.Add(w.Mul(vec8(unsafe.Add(r, 224))))
+		}
+		s0.StoreArray((*[8]float32)(p))
+		s1.StoreArray((*[8]float32)(unsafe.Add(p, 32)))
+		s2.StoreArray((*[8]float32)(unsafe.Add(p, 64)))
+		s3.StoreArray((*[8]float32)(unsafe.Add(p, 96)))
+		s4.StoreArray((*[8]float32)(unsafe.Add(p, 128)))
+		s5.StoreArray((*[8]float32)(unsafe.Add(p, 160)))
+		s6.StoreArray((*[8]float32)(unsafe.Add(p, 192)))
+		s7.StoreArray((*[8]float32)(unsafe.Add(p, 224)))
+	}
+	for ; c+32 <= n; c += 32 {
+		p := unsafe.Add(po, 4*c)
+		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
+		for t, x := range coef {
+			w := archsimd.BroadcastFloat32x8(x)
+			r := unsafe.Add(row(t), 4*c)
+			s0 = s0.Add(w.Mul(vec8(r)))
+			s1 = s1.Add(w.Mul(vec8(unsafe.Add(r, 32))))
+			s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
+			s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
+		}
+		s0.StoreArray((*[8]float32)(p))
+		s1.StoreArray((*[8]float32)(unsafe.Add(p, 32)))
+		s2.StoreArray((*[8]float32)(unsafe.Add(p, 64)))
+		s3.StoreArray((*[8]float32)(unsafe.Add(p, 96)))
+	}
+	for ; c+8 <= n; c += 8 {
+		p := unsafe.Add(po, 4*c)
+		s := vec8(p)
+		for t, x := range coef {
+			s = s.Add(archsimd.BroadcastFloat32x8(x).Mul(vec8(unsafe.Add(row(t), 4*c))))
+		}
+		s.StoreArray((*[8]float32)(p))
+	}
+	if c < n {
+		c += axpyT4(o[c:n], coef, idx, b[c:], ldb)
+	}
+	return c
+}
+
+// axpy2T8 is axpy2T4 with 8-lane registers: 2 rows by 32 columns, then 2
+// by 8, then one 4-lane step; it returns len(o0)&^3.
+func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
+	defer clearUpper()
+	n := len(o0) &^ 3
+	p0, p1, pb := unsafe.Pointer(&o0[0]), unsafe.Pointer(&o1[0]), unsafe.Pointer(&b[0])
+	c1 = c1[:len(c0)]
+	row := func(t int) unsafe.Pointer {
+		j := t
+		if idx != nil {
+			j = int(idx[t])
+		}
+		return unsafe.Add(pb, 4*j*ldb)
+	}
+	c := 0
+	for ; c+32 <= n; c += 32 {
+		u, v := unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c)
+		s0, s1, s2, s3 := vec8(u), vec8(unsafe.Add(u, 32)), vec8(unsafe.Add(u, 64)), vec8(unsafe.Add(u, 96))
+		t0, t1, t2, t3 := vec8(v), vec8(unsafe.Add(v, 32)), vec8(unsafe.Add(v, 64)), vec8(unsafe.Add(v, 96))
+		for t, x := range c0 {
+			w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
+			r := unsafe.Add(row(t), 4*c)
+			b0, b1, b2, b3 := vec8(r), vec8(unsafe.Add(r, 32)), vec8(unsafe.Add(r, 64)), vec8(unsafe.Add(r, 96))
+			s0 = s0.Add(w.Mul(b0))
+			s1 = s1.Add(w.Mul(b1))
+			s2 = s2.Add(w.Mul(b2))
+			s3 = s3.Add(w.Mul(b3))
+			t0 = t0.Add(y.Mul(b0))
+			t1 = t1.Add(y.Mul(b1))
+			t2 = t2.Add(y.Mul(b2))
+			t3 = t3.Add(y.Mul(b3))
+		}
+		s0.StoreArray((*[8]float32)(u))
+		s1.StoreArray((*[8]float32)(unsafe.Add(u, 32)))
+		s2.StoreArray((*[8]float32)(unsafe.Add(u, 64)))
+		s3.StoreArray((*[8]float32)(unsafe.Add(u, 96)))
+		t0.StoreArray((*[8]float32)(v))
+		t1.StoreArray((*[8]float32)(unsafe.Add(v, 32)))
+		t2.StoreArray((*[8]float32)(unsafe.Add(v, 64)))
+		t3.StoreArray((*[8]float32)(unsafe.Add(v, 96)))
+	}
+	for ; c+8 <= n; c += 8 {
+		u, v := unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c)
+		s, z := vec8(u), vec8(v)
+		for t, x := range c0 {
+			r := vec8(unsafe.Add(row(t), 4*c))
+			s = s.Add(archsimd.BroadcastFloat32x8(x).Mul(r))
+			z = z.Add(archsimd.BroadcastFloat32x8(c1[t]).Mul(r))
+		}
+		s.StoreArray((*[8]float32)(u))
+		z.StoreArray((*[8]float32)(v))
+	}
+	if c < n {
+		c += axpy2T4(o0[c:n], o1[c:n], c0, c1, idx, b[c:], ldb)
+	}
+	return c
+}
+
+// logitsQ8 is logitsQ4 for at most 8 query rows: qt[8c+r] is row r's
+// element c (missing rows zero, 8*d floats), lane r accumulates row r.
+func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	defer clearUpper()
+	_ = qt[8*d-1]
+	pq := unsafe.Pointer(&qt[0])
+	sv := archsimd.BroadcastFloat32x8(scale)
+	var t0, t1, t2, t3 [8]float32
+	for j := 0; j+4 <= nk; j += 4 {
+		k0 := k[j*d : j*d+d]
+		k1, k2, k3 := k[(j+1)*d:(j+1)*d+d], k[(j+2)*d:(j+2)*d+d], k[(j+3)*d:(j+3)*d+d]
+		k1, k2, k3 = k1[:len(k0)], k2[:len(k0)], k3[:len(k0)]
+		var a0, a1, a2, a3 archsimd.Float32x8
+		for c, x := range k0 {
+			q := vec8(unsafe.Add(pq, 32*c))
+			a0 = a0.Add(q.Mul(archsimd.BroadcastFloat32x8(x)))
+			a1 = a1.Add(q.Mul(archsimd.BroadcastFloat32x8(k1[c])))
+			a2 = a2.Add(q.Mul(archsimd.BroadcastFloat32x8(k2[c])))
+			a3 = a3.Add(q.Mul(archsimd.BroadcastFloat32x8(k3[c])))
+		}
+		a0.Mul(sv).StoreArray(&t0)
+		a1.Mul(sv).StoreArray(&t1)
+		a2.Mul(sv).StoreArray(&t2)
+		a3.Mul(sv).StoreArray(&t3)
+		for r := 0; r < rows; r++ {
+			o := dst[r*ldd+j : r*ldd+j+4 : r*ldd+j+4]
+			o[0], o[1], o[2], o[3] = t0[r], t1[r], t2[r], t3[r]
+		}
+	}
+}

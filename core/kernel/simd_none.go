@@ -1,0 +1,57 @@
+//go:build !goexperiment.simd || !(amd64 || wasm) || purego
+
+package kernel
+
+// vecLanes is 0 and vecAvail empty: without GOEXPERIMENT=simd (or on
+// another architecture, or with -tags purego) there are no archsimd
+// kernels. (A variable, as where there are, so that tests can set it.)
+var (
+	vecAvail []int
+	vecLanes = 0
+)
+
+// The archsimd kernels are never called when vecLanes is 0.
+
+func logitsT4(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpyT4(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpy2T4(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func expShiftT4(dst, src []float32, mx float32, sum *float32) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func xlogxT4(dst, src []float32) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func logitsQ4(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func elemT4(op int, dst, a, b []float32, f float32) int {
+	panic("kernel: built without archsimd kernels")
+}

@@ -1,0 +1,24 @@
+//go:build !goexperiment.simd || !(amd64 || wasm) || purego
+
+package solve
+
+// vecLanes is 0 and vecAvail empty: without GOEXPERIMENT=simd (or on
+// another architecture, or with -tags purego) there are no archsimd loops.
+var (
+	vecAvail []int
+	vecLanes = 0
+)
+
+// The archsimd loops are never called when vecLanes is 0.
+
+func axpyV2(dst []float64, n int, alpha float64, x []float64) {
+	panic("solve: built without archsimd loops")
+}
+
+func axpy4V2(dst []float64, n int, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
+	panic("solve: built without archsimd loops")
+}
+
+func ger4V2(s []float64, n int, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
+	panic("solve: built without archsimd loops")
+}
