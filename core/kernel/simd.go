@@ -344,3 +344,32 @@ func elemT4(op int, dst, a, b []float32, f float32) int {
 	}
 	return n
 }
+
+// dot4Vec is MatMul4 (n >= 4) with the four accumulators of each dot
+// product in the lanes of one Float32x4: lane l gets the products of
+// elements j = l mod 4, multiplied then added, in order; the tail goes to
+// lane 0 and the lanes are combined as (l0 + l1) + (l2 + l3), as dot4Go.
+func dot4Vec(out, w, x []float32, nb, n, rows int) {
+	defer clearUpper()
+	n4 := n &^ 3
+	pw, px := unsafe.Pointer(&w[0]), unsafe.Pointer(&x[0])
+	var lanes [4]float32
+	for i := 0; i < rows; i++ {
+		pr := unsafe.Add(pw, 4*i*n)
+		row := w[i*n : (i+1)*n]
+		for b := 0; b < nb; b++ {
+			pb := unsafe.Add(px, 4*b*n)
+			var acc archsimd.Float32x4
+			for j := 0; j < n4; j += 4 {
+				acc = acc.Add(vec4(unsafe.Add(pr, 4*j)).Mul(vec4(unsafe.Add(pb, 4*j))))
+			}
+			acc.StoreArray(&lanes)
+			a0 := lanes[0]
+			xb := x[b*n : (b+1)*n]
+			for j := n4; j < n; j++ {
+				a0 += float32(row[j] * xb[j])
+			}
+			out[b*rows+i] = (a0 + lanes[1]) + (lanes[2] + lanes[3])
+		}
+	}
+}

@@ -55,3 +55,7 @@ func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 func elemT4(op int, dst, a, b []float32, f float32) int {
 	panic("kernel: built without archsimd kernels")
 }
+
+func dot4Vec(out, w, x []float32, nb, n, rows int) {
+	panic("kernel: built without archsimd kernels")
+}

@@ -5,7 +5,7 @@
 //
 // Both compute attention with the same float32 operations in the same order
 // as llama2.c's run.c (logit = dot(q, k) / sqrt(head size), a float32
-// softmax, values accumulated key by key), so a Compressed cache whose prefix
+// softmax, values accumulated key by key, kernel.WeightedRows), so a Compressed cache whose prefix
 // keeps every token exactly gives the Dense cache's outputs bit for bit.
 // Products are rounded explicitly (no fused multiply-add), so the results
 // are the same natively and in WebAssembly.
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/xmath"
 )
 
@@ -113,9 +114,7 @@ func (d *Dense) Attend(l, pos int, q, out []float32) {
 		Softmax(att)
 		o := out[h*hs : (h+1)*hs]
 		clear(o)
-		for t, a := range att {
-			accumulate(o, a, d.val[off+t*kvDim:off+t*kvDim+hs])
-		}
+		kernel.WeightedRows(o, att, d.val[off:], kvDim)
 	}
 }
 
@@ -228,12 +227,10 @@ func (c *Compressed) Attend(l, pos int, q, out []float32) {
 		Softmax(att)
 		o := out[h*hs : (h+1)*hs]
 		clear(o)
-		for t := 0; t < m; t++ {
-			accumulate(o, att[t], p.Values[t*hs:(t+1)*hs])
+		if m > 0 {
+			kernel.WeightedRows(o, att[:m], p.Values, hs)
 		}
-		for t := 0; t < nc; t++ {
-			accumulate(o, att[m+t], c.val[off+t*kvDim:off+t*kvDim+hs])
-		}
+		kernel.WeightedRows(o, att[m:], c.val[off:], kvDim)
 	}
 }
 
@@ -248,14 +245,6 @@ func dot(a, b []float32) float32 {
 		s += float32(v * b[i])
 	}
 	return s
-}
-
-// accumulate adds a*v to o, element by element, the product rounded.
-func accumulate(o []float32, a float32, v []float32) {
-	v = v[:len(o)]
-	for i := range o {
-		o[i] += float32(a * v[i])
-	}
 }
 
 // Softmax replaces x by its softmax in float32, as llama2.c's run.c does:

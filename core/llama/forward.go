@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/kvcache"
 	"github.com/haeols/haeols/core/xmath"
 )
@@ -264,50 +265,15 @@ func rope(vec, cos, sin []float32) {
 	}
 }
 
-// matvec sets out[i] = dot4(w[i*n:(i+1)*n], x) for the len(out) rows of
-// the row-major w, n = len(x).
-func matvec(out, w, x []float32) {
-	n := len(x)
-	for i := range out {
-		out[i] = dot4(w[i*n:(i+1)*n:(i+1)*n], x)
-	}
-}
+// matvec sets out[i] = kernel.Dot4(w[i*n:(i+1)*n], x) for the len(out)
+// rows of the row-major w, n = len(x): llama2.c's order of the sum (four
+// accumulators), in a vector register where the build has one (the same
+// bits everywhere).
+func matvec(out, w, x []float32) { kernel.MatVec4(out, w, x) }
 
-// matmul sets out[b*rows+i] = dot4(w[i*n:(i+1)*n], x[b*n:(b+1)*n]) for the
-// nb rows of x (n = len(x)/nb) and the rows = len(out)/nb rows of w: matvec
-// of every row of x, each weight row read once for all of them, with the
-// same bits.
-func matmul(out, w, x []float32, nb int) {
-	n, rows := len(x)/nb, len(out)/nb
-	for i := 0; i < rows; i++ {
-		row := w[i*n : (i+1)*n : (i+1)*n]
-		for b := 0; b < nb; b++ {
-			out[b*rows+i] = dot4(row, x[b*n:(b+1)*n:(b+1)*n])
-		}
-	}
-}
-
-// dot4 is the dot product of row and x[:len(row)] with four accumulators,
-// (a0 + a1) + (a2 + a3). Products are explicitly rounded so that no
-// platform fuses them into FMAs (identical bits everywhere).
-func dot4(row, x []float32) float32 {
-	n := len(row)
-	x = x[:n]
-	var a0, a1, a2, a3 float32
-	j := 0
-	for ; j+4 <= n; j += 4 {
-		r := row[j : j+4 : j+4]
-		xx := x[j : j+4 : j+4]
-		a0 += float32(r[0] * xx[0])
-		a1 += float32(r[1] * xx[1])
-		a2 += float32(r[2] * xx[2])
-		a3 += float32(r[3] * xx[3])
-	}
-	for ; j < n; j++ {
-		a0 += float32(row[j] * x[j])
-	}
-	return (a0 + a1) + (a2 + a3)
-}
+// matmul is matvec of the nb rows of x at once (kernel.MatMul4): each
+// weight row is read once for all of them, with the same bits.
+func matmul(out, w, x []float32, nb int) { kernel.MatMul4(out, w, x, nb) }
 
 // rmsnorm sets o = w * x / sqrt(mean(x^2) + 1e-5); o may be x.
 func rmsnorm(o, x, w []float32) {
