@@ -51,6 +51,10 @@ var brokenCases = []brokenCase{
 	}, "", "", []string{`duplicate key "q"`}},
 	{"header_bad_utf8.safetensors", func(testing.TB) []byte { return qkvST("{\"model\":\"a\xffb\"}") }, "", "",
 		[]string{"safetensors: header: not valid UTF-8 (byte 27 of "}},
+	{"metadata_lone_surrogate.safetensors", func(testing.TB) []byte { return qkvST(`{"model":"a\\\ud800b"}`) }, "", "",
+		[]string{`safetensors: header: lone UTF-16 surrogate \ud800 at byte 29 (no character)`}},
+	{"metadata_low_surrogate.safetensors", func(testing.TB) []byte { return qkvST(`{"model":"\udc00"}`) }, "", "",
+		[]string{`safetensors: header: lone UTF-16 surrogate \udc00 at byte 26 (no character)`}},
 	{"metadata_duplicate_key.safetensors", func(testing.TB) []byte { return qkvST(`{"model":"a","model":"b"}`) }, "", "",
 		[]string{`safetensors: header: duplicate key "model" in "__metadata__"`}},
 	{"tensor_info_duplicate_key.safetensors", func(testing.TB) []byte {

@@ -39,7 +39,8 @@ func Read(path string) (*Sample, error) {
 // (keys in the Key constants; others go to Meta.Extra). attn may also be
 // [H,N,N] (L = 1) or [N,N] (L = H = 1). Any other tensor name is an error. The
 // data offsets must tile the data section exactly, in any order. The JSON
-// header must be valid UTF-8 with no key twice in any object.
+// header must be valid UTF-8, with no escaped lone surrogate, and no key
+// twice in any object.
 //
 // .npz: a zip (stored or deflated) of q.npy, k.npy, v.npy and/or attn.npy with
 // the same shapes; .npy: one attention tensor [N,N], [H,N,N] or [L,H,N,N].
