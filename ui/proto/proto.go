@@ -152,7 +152,8 @@ type Prompt struct {
 	// IDs is a prompt in token ids (BOS first) for a model without a
 	// tokenizer; nil: BOS.
 	IDs []int `json:"ids,omitempty"`
-	// Tokens is N (0: PromptTokens or the model's context if smaller);
+	// Tokens is N (0: PromptTokens, TaskTokens for a task, or the model's
+	// context if smaller);
 	// Prefix the compressed positions (0: the task's split, or
 	// N - min(64, N/8)); Gen the free run's length (0: PromptGen).
 	Tokens int `json:"tokens,omitempty"`
@@ -170,6 +171,9 @@ type Prompt struct {
 const (
 	PromptTokens = 256
 	PromptGen    = 32
+	// TaskTokens is a task's N: a pass key's fixed text alone takes
+	// about 230 byte tokens.
+	TaskTokens = 384
 	// MaxPromptText bounds a prompt's text (bytes).
 	MaxPromptText = 4096
 )

@@ -228,6 +228,9 @@ func promptSequence(lm llama.Decoder, codec eval.Codec, p proto.Prompt) (*eval.B
 	n := p.Tokens
 	if n == 0 {
 		n = min(proto.PromptTokens, ctx)
+		if p.Task != "" {
+			n = min(proto.TaskTokens, ctx)
+		}
 	}
 	var b *eval.Built
 	var err error
