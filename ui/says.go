@@ -268,6 +268,9 @@ func saysCells(r *proto.EvalResult, gen int) []saysCell {
 	vals := []proto.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, 0, r.NeedleAcc}
 	for i := range cells {
 		if saysColumns[i] == "diverge" {
+			if r.FreePending {
+				continue // "…" until the free run comes
+			}
 			cells[i].Value = strconv.Itoa(r.Diverge)
 			cells[i].Text = strconv.Itoa(r.Diverge)
 			if r.Diverge >= gen {

@@ -72,10 +72,9 @@ func (c *Root) ModelOptions() []sampleOption {
 	for _, m := range c.models {
 		label, title := strings.TrimPrefix(m.File, state.ModelsDir), "a llama2.c checkpoint served with the app, run here on a prompt"
 		if m.Tokenizer != "" {
-			label += " (text prompts)"
 			title += " (with its tokenizer: type a prompt)"
 		} else {
-			label += " (token ids)"
+			title += " (no tokenizer: token ids)"
 		}
 		out = append(out, sampleOption{Value: m.File, Label: label, Title: title})
 	}
@@ -127,6 +126,9 @@ func (c *Root) onEval(r proto.Response) {
 		c.evals = map[string]*proto.EvalResult{}
 	}
 	c.evals[r.Eval.Method] = r.Eval
+	if r.Eval.Method == c.S.Method && !r.Eval.FreePending {
+		RecordTiming("evalFree", now()-c.evalSentAt)
+	}
 	if r.Eval.Method == c.S.Method && c.evalTimed != r.ID {
 		// The slider move (or other change) to the primary method's
 		// end-to-end numbers at this page.
@@ -275,7 +277,7 @@ func (c *Root) SaysFull() vugu.HTML {
 		return ""
 	}
 	div := len(ev.Free)
-	if r := c.evalOf(c.S.Method); r != nil && r.NA == "" {
+	if r := c.evalOf(c.S.Method); r != nil && r.NA == "" && !r.FreePending {
 		div = r.Diverge
 	}
 	return vugu.HTML(FreeRunHTML(ev.FreeText, div, !ev.Tokenizer))
@@ -291,6 +293,8 @@ func (c *Root) SaysMethod() vugu.HTML {
 		return `<span class="none">computing…</span>`
 	case r.NA != "":
 		return vugu.HTML(`<span class="none">n/a: ` + html.EscapeString(r.NA) + `</span>`)
+	case r.FreePending:
+		return `<span class="none">generating…</span>`
 	}
 	return vugu.HTML(FreeRunHTML(r.FreeText, r.Diverge, !ev.Tokenizer))
 }
@@ -299,7 +303,7 @@ func (c *Root) SaysMethod() vugu.HTML {
 func (c *Root) SaysDiverge() string {
 	ev, r := c.says(), c.evalOf(c.S.Method)
 	switch {
-	case ev == nil || r == nil || r.NA != "":
+	case ev == nil || r == nil || r.NA != "" || r.FreePending:
 		return ""
 	case r.Diverge >= len(ev.Free):
 		return fmt.Sprintf("the same %d tokens", len(ev.Free))

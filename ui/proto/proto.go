@@ -67,8 +67,8 @@ const (
 	// §8): every layer's and KV head's prefix cache compressed by each of
 	// Methods at Params, the continuation teacher-forced and a free run.
 	// It is answered per method, in the order of Methods (the page puts
-	// the primary method first), one Response with Eval each, the last
-	// one Done. Only a sample loaded from a model has it (Info.Eval).
+	// the primary method first, answered first without its free run, see
+	// EvalResult), one Response with Eval each, the last one Done. Only a sample loaded from a model has it (Info.Eval).
 	OpEval = "eval"
 )
 
@@ -288,7 +288,10 @@ type EvalInfo struct {
 // EvalResult is one method at one ratio end to end (eval.Result): the
 // metrics of HAE-OLS.md §8, the per-position KL of the teacher-forced
 // continuation (KLs[i] is that of the prediction after position
-// Prefix+i), and the free run.
+// Prefix+i), and the free run. The primary method (the first of an
+// OpEval) is answered twice: first without its free run (FreePending,
+// Diverge -1: the continuation's numbers are ready at half the cost),
+// then whole.
 type EvalResult struct {
 	Method    string   `json:"method"`
 	Params    Params   `json:"params"`
@@ -303,8 +306,9 @@ type EvalResult struct {
 	KLs       []Num    `json:"kls,omitempty"`
 	Top       []int    `json:"top,omitempty"`
 	Found     []bool   `json:"found,omitempty"`
-	Free      []int    `json:"free,omitempty"`
-	FreeText  []string `json:"free_text,omitempty"`
+	Free        []int    `json:"free,omitempty"`
+	FreeText    []string `json:"free_text,omitempty"`
+	FreePending bool     `json:"free_pending,omitempty"`
 }
 
 // Method names and describes one compression method.

@@ -1315,8 +1315,22 @@ func TestEvalMatchesCore(t *testing.T) {
 	for round := 0; round < 2; round++ {
 		rc.out = nil
 		e.Handle(proto.Request{ID: 2, Op: proto.OpEval, Methods: methods, Params: p}, nil, rc.emit, nil)
-		if len(rc.out) != len(methods) || !rc.last().Done {
+		// The first time, the primary method's numbers come first
+		// without its free run; kept results come whole.
+		want := len(methods)
+		if round == 0 {
+			want++
+		}
+		if len(rc.out) != want || !rc.last().Done {
 			t.Fatalf("round %d: %d answers for %d methods, last %+v", round, len(rc.out), len(methods), rc.last())
+		}
+		if round == 0 {
+			part, whole := rc.out[0].r, rc.out[1].r
+			if part.Done || part.Eval == nil || !part.Eval.FreePending || part.Eval.Diverge != -1 || part.Eval.Free != nil || part.Eval.Method != methods[0] ||
+				part.Eval.KL != whole.Eval.KL || !slices.Equal(part.Eval.KLs, whole.Eval.KLs) || whole.Eval.FreePending {
+				t.Errorf("the primary method's first answer %+v, then %+v: want its numbers without the free run, then whole", part.Eval, whole.Eval)
+			}
+			rc.out = rc.out[1:]
 		}
 		for i, s := range rc.out {
 			got := s.r.Eval
@@ -1429,7 +1443,7 @@ func TestPromptOp(t *testing.T) {
 	}
 	rc.out = nil
 	e.Handle(proto.Request{Op: proto.OpEval, Methods: []string{"full", "streaming"}, Params: defParams}, nil, rc.emit, nil)
-	if len(rc.out) != 2 || rc.out[0].r.Eval == nil || float64(rc.out[0].r.Eval.NeedleAcc) != float64(ev.NeedleAcc) && !math.IsNaN(float64(ev.NeedleAcc)) {
+	if len(rc.out) != 3 || rc.out[1].r.Eval == nil || float64(rc.out[1].r.Eval.NeedleAcc) != float64(ev.NeedleAcc) && !math.IsNaN(float64(ev.NeedleAcc)) {
 		t.Errorf("eval of the pass key: %+v", rc.out)
 	}
 	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{Task: "copy", Tokens: 300}}, nil, rc.emit, nil)
@@ -1460,9 +1474,10 @@ func TestEvalSuperseded(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	// Eval 2 answers hae-ols, then the head runs, then eval 2 stops.
-	if !slices.Equal(ids, []int{2, 3}) {
-		t.Errorf("answers %v, want the first method of eval 2, then head 3 (eval 2 superseded by 4)", ids)
+	// Eval 2 answers hae-ols's numbers, then the head runs, then eval 2
+	// stops (before hae-ols's free run).
+	if !slices.Equal(ids, []int{2, 3}) || !out[0].Eval.FreePending {
+		t.Errorf("answers %v, want the first method's numbers of eval 2, then head 3 (eval 2 superseded by 4)", ids)
 	}
 	if it, ok := q.take(func(string) bool { return true }); !ok || it.req.ID != 4 {
 		t.Errorf("queue holds %+v, want eval 4", it.req)

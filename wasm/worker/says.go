@@ -387,11 +387,25 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 		}
 	}
 	for i, m := range req.Methods {
-		r, err := e.lm.result(m, p, req.Params)
+		done := i == len(req.Methods)-1
+		if i == 0 {
+			// The primary method's numbers first: the continuation's
+			// metrics cost half of what they cost with the free run.
+			r, err := e.lm.result(m, p, req.Params, true)
+			if err != nil {
+				return err
+			}
+			if r.FreePending {
+				emit(proto.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: 0.5 / float64(len(req.Methods))}, nil)
+				if check() {
+					return nil
+				}
+			}
+		}
+		r, err := e.lm.result(m, p, req.Params, false)
 		if err != nil {
 			return err
 		}
-		done := i == len(req.Methods)-1
 		emit(proto.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: float64(i+1) / float64(len(req.Methods)), Done: done}, nil)
 		if !done && check() {
 			return nil
@@ -400,17 +414,35 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 	return nil
 }
 
-// result is the method at p end to end, kept for reuse.
-func (st *lmState) result(method string, p core.Params, pp proto.Params) (*proto.EvalResult, error) {
+// result is the method at p end to end, kept for reuse; with forcedOnly,
+// a kept result or one without its free run (FreePending).
+func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedOnly bool) (*proto.EvalResult, error) {
 	k := evalKey{method, p}
-	if r, ok := st.results[k]; ok {
+	r, ok := st.results[k]
+	switch {
+	case ok && (forcedOnly || !r.FreePending):
 		return r, nil
+	case ok:
+		// The free run of a kept result without one.
+		free, div, err := st.ref.FreeRun(method, p)
+		if err != nil {
+			return nil, err
+		}
+		whole := *r
+		whole.Free, whole.Diverge, whole.FreePending = free, div, false
+		whole.FreeText = st.texts(st.ref.Seq.Tokens[st.ref.Seq.Prefix-1], free)
+		st.results[k] = &whole
+		return &whole, nil
 	}
-	res, err := st.ref.Evaluate(method, p)
+	evaluate := st.ref.Evaluate
+	if forcedOnly {
+		evaluate = st.ref.EvaluateForced
+	}
+	res, err := evaluate(method, p)
 	if err != nil {
 		return nil, err
 	}
-	r := resultOf(st, res, pp)
+	r = resultOf(st, res, pp)
 	if st.results == nil {
 		st.results = map[evalKey]*proto.EvalResult{}
 	}
@@ -436,7 +468,12 @@ func resultOf(st *lmState, res *eval.Result, pp proto.Params) *proto.EvalResult 
 	for i, k := range res.KLs {
 		r.KLs[i] = proto.Num(k)
 	}
-	r.Top, r.Found, r.Free = res.Top, res.Found, res.Free
+	r.Top, r.Found = res.Top, res.Found
+	if res.Free == nil {
+		r.FreePending = true
+		return r
+	}
+	r.Free = res.Free
 	seq := st.ref.Seq
 	r.FreeText = st.texts(seq.Tokens[seq.Prefix-1], res.Free)
 	return r

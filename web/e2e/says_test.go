@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,7 +161,7 @@ const saysShownJS = `(() => {
 })()`
 
 // saysAllDone is saysReady with every compared method's numbers shown.
-const saysAllDone = saysReady + ` && [...document.querySelectorAll("#says-table tbody td[data-name=kl]")].every(td => td.textContent !== "…")`
+const saysAllDone = saysReady + ` && [...document.querySelectorAll("#says-table tbody td[data-name=kl], #says-table tbody td[data-name=diverge]")].every(td => td.textContent !== "…")`
 
 // TestAppSaysMatchesCLI opens a random byte-token llama2.c model with its
 // tokenizer through the file input (both files at once), types a prompt
@@ -245,4 +246,71 @@ func TestAppSaysMatchesCLI(t *testing.T) {
 		}
 	}
 	appShot(t, b, "app-says-random-bytes")
+}
+
+// saysMoveJS moves the ratio slider to %q as a drag's step does and
+// resolves with the milliseconds until the page shows the primary
+// method's end-to-end numbers at that ratio (polled every frame).
+const saysMoveJS = `new Promise((resolve) => {
+	const s = document.getElementById("ratio");
+	const t0 = performance.now();
+	s.value = %q;
+	s.dispatchEvent(new Event("input", {bubbles: true}));
+	const poll = () => {
+		const t = document.getElementById("says-table");
+		const kl = t && t.querySelector("tr.primary td[data-name=kl]");
+		if (t && t.dataset.ratio === s.value && kl && kl.dataset.v !== "") { resolve(performance.now() - t0); return; }
+		if (performance.now() - t0 > 30000) { resolve(-1); return; }
+		requestAnimationFrame(poll);
+	};
+	poll();
+})`
+
+// TestAppSaysLatency measures, for the bundled byte model on its default
+// prompt (256 tokens, 32 continued, a free run of 32), the time from a
+// ratio slider move to the primary method's end-to-end numbers on the
+// page, over 12 moves to ratios not computed before, one at a time; it
+// logs the median and p90 (and the worker's share), and checks only a
+// generous bound.
+func TestAppSaysLatency(t *testing.T) {
+	bundledModel(t, "kjv3m.bin")
+	appSetup(t)
+	site := StartSite(t)
+	b := NewBrowser(t)
+	b.Navigate(site.URL + "index.html?sample=models/kjv3m.bin&ratio=0.3&compute=cpu")
+	b.WaitFor(saysAllDone, 180*time.Second, saysState)
+	// The per-head views' first answers too (the grid and the curve): the
+	// moves then compete with little but what they ask (and the worker's
+	// prefetching of the head's next ratios).
+	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings.grid`, 240*time.Second,
+		`JSON.stringify(Object.keys(window.haeolsTimings || {}))`)
+	var page []float64
+	for i := 1; i <= 12; i++ {
+		ms := MustEval[float64](b, fmt.Sprintf(saysMoveJS, strconv.FormatFloat(0.3+float64(i)/100, 'f', 2, 64)))
+		if ms < 0 {
+			t.Fatalf("move %d: no end-to-end numbers within 30 s (%s)", i, MustEval[string](b, saysState))
+		}
+		page = append(page, ms)
+		time.Sleep(400 * time.Millisecond) // a person's next step
+	}
+	compute := MustEval[[]float64](b, `window.haeolsTimings.evalCompute.slice(-12)`)
+	queued := MustEval[[]float64](b, `window.haeolsTimings.evalQueued.slice(-12)`)
+	free := MustEval[[]float64](b, `window.haeolsTimings.evalFree.slice(-12)`)
+	med, p90 := quantile(page, 0.5), quantile(page, 0.9)
+	t.Logf("slider move -> end-to-end numbers (kl, agree, ppl_ratio, needle_acc) of hae-ols on kjv3m (256 tokens, 32 continued), 12 moves: median %.0f ms, p90 %.0f ms (in the worker: queued %.0f ms, computing %.0f ms, medians); its free run of 32 tokens too: median %.0f ms, p90 %.0f ms; all: %.0f",
+		med, p90, quantile(queued, 0.5), quantile(compute, 0.5), quantile(free, 0.5), quantile(free, 0.9), page)
+	if med > 20000 {
+		t.Errorf("median %.0f ms: the end-to-end numbers do not follow the slider", med)
+	}
+	appShot(t, b, "app-says-kjv3m")
+}
+
+// quantile is the q-quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	return s[min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1)]
 }
