@@ -293,19 +293,19 @@ type EvalInfo struct {
 // Diverge -1: the continuation's numbers are ready at half the cost),
 // then whole.
 type EvalResult struct {
-	Method    string   `json:"method"`
-	Params    Params   `json:"params"`
-	NA        string   `json:"na,omitempty"`
-	Used      Num      `json:"used"`
-	KL        Num      `json:"kl"`
-	KLMax     Num      `json:"kl_max"`
-	Agree     Num      `json:"agree"`
-	PPLRatio  Num      `json:"ppl_ratio"`
-	NeedleAcc Num      `json:"needle_acc"`
-	Diverge   int      `json:"diverge"`
-	KLs       []Num    `json:"kls,omitempty"`
-	Top       []int    `json:"top,omitempty"`
-	Found     []bool   `json:"found,omitempty"`
+	Method      string   `json:"method"`
+	Params      Params   `json:"params"`
+	NA          string   `json:"na,omitempty"`
+	Used        Num      `json:"used"`
+	KL          Num      `json:"kl"`
+	KLMax       Num      `json:"kl_max"`
+	Agree       Num      `json:"agree"`
+	PPLRatio    Num      `json:"ppl_ratio"`
+	NeedleAcc   Num      `json:"needle_acc"`
+	Diverge     int      `json:"diverge"`
+	KLs         []Num    `json:"kls,omitempty"`
+	Top         []int    `json:"top,omitempty"`
+	Found       []bool   `json:"found,omitempty"`
 	Free        []int    `json:"free,omitempty"`
 	FreeText    []string `json:"free_text,omitempty"`
 	FreePending bool     `json:"free_pending,omitempty"`
