@@ -314,3 +314,31 @@ func quantile(xs []float64, q float64) float64 {
 	}
 	return s[min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1)]
 }
+
+// TestEmbedSays embeds what the bundled byte model says on a prompt: the
+// two free runs side by side and the method's numbers, equal to `haeols
+// eval -json` for the same prompt, method and ratio.
+func TestEmbedSays(t *testing.T) {
+	bundledModel(t, "kjv3m.bin")
+	site := StartSite(t)
+	b := NewBrowser(t)
+	const prompt = "And God said, Let there be light"
+	b.Navigate(site.URL + "embed.html?sample=models/kjv3m.bin&method=snapkv&ratio=0.2&prompt=" + strings.ReplaceAll(prompt, " ", "%20"))
+	b.WaitFor(`window.haeolsEmbed && window.haeolsEmbed.says && window.haeolsEmbed.says.ratio === 0.2 && !document.getElementById("says").hidden`, 180*time.Second, `JSON.stringify(window.haeolsEmbed && window.haeolsEmbed.errors)`)
+	got := MustEval[map[string]any](b, `({full: document.getElementById("says-full").textContent, method: document.getElementById("says-method").textContent,
+		kl: window.haeolsEmbed.says.kl, agree: window.haeolsEmbed.says.agree, readout: document.getElementById("readout").textContent,
+		heatmapHidden: document.getElementById("heatmap").hidden})`)
+	models := filepath.Join(DistDir(), "models")
+	doc := cliEval(t, "-z", filepath.Join(models, "kjv3m.tokenizer.bin"), "-text", prompt, "-tokens", "256", "-gen", "32", "-ratios", "0.2", "-methods", "snapkv", filepath.Join(models, "kjv3m.bin"))
+	r := doc.Records[0]
+	if got["full"] != doc.Sequences[0].Full.FreeText || got["method"] != r.FreeText {
+		t.Errorf("embed's free runs:\n full   %q\n method %q\nCLI:\n full   %q\n method %q", got["full"], got["method"], doc.Sequences[0].Full.FreeText, r.FreeText)
+	}
+	if got["kl"] != *r.KL || got["agree"] != *r.Agree {
+		t.Errorf("embed kl %v agree %v, CLI %v %v", got["kl"], got["agree"], *r.KL, *r.Agree)
+	}
+	if !strings.Contains(got["readout"].(string), "snapkv kl") || got["heatmapHidden"] != true {
+		t.Errorf("embed readout %q, heatmap hidden %v", got["readout"], got["heatmapHidden"])
+	}
+	b.Screenshot("embed-says")
+}
