@@ -44,12 +44,8 @@
 	// with the method at the ratio, side by side.
 	const says = modelRE.test(sample);
 	if (says) {
-		const m = (window.haeolsModels || []).find((x) => x.file === sample);
 		const task = ["passkey", "copy"].includes(q.get("task")) ? q.get("task") : "";
 		source = {kind: "llama", url: sample, prompt: {task, text: task ? "" : (q.get("prompt") || "").slice(0, 4096), depth: task === "passkey" ? num("depth", 0.5, 0, 1) : 0}};
-		if (m && m.tokenizer) {
-			source.tokenizer_url = m.tokenizer;
-		}
 	} else if (fileRE.test(sample)) {
 		source = {kind: "url", url: sample};
 	} else if (nameRE.test(sample)) {
@@ -168,7 +164,23 @@
 		inflight = {id: req.id, kind, ratio: req.params ? req.params.ratio : null, t0: performance.now()};
 		worker.postMessage({json: JSON.stringify(req), buffers: {}});
 	};
-	send({op: "load", source, params: {ratio: params.ratio, lambda: params.lambda, phi: params.phi, tau: params.tau}, layer: 0, head: 0}, "load");
+	const start = () => send({op: "load", source, params: {ratio: params.ratio, lambda: params.lambda, phi: params.phi, tau: params.tau}, layer: 0, head: 0}, "load");
+	if (says) {
+		// models.js (written by make web) says which bundled model has a
+		// tokenizer; only a model's embed asks for it.
+		const sc = document.createElement("script");
+		sc.src = "models.js";
+		sc.onload = sc.onerror = () => {
+			const m = (window.haeolsModels || []).find((x) => x.file === sample);
+			if (m && m.tokenizer) {
+				source.tokenizer_url = m.tokenizer;
+			}
+			start();
+		};
+		document.head.appendChild(sc);
+	} else {
+		start();
+	}
 
 	function pump() {
 		if (inflight || !st.info) {
