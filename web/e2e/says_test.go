@@ -51,6 +51,16 @@ func TestAppSaysKJV(t *testing.T) {
 	b := NewBrowser(t)
 	b.Navigate(site.URL + "index.html?sample=models/kjv3m.bin&task=passkey&depth=0.5&ratio=0.2")
 	b.WaitFor(saysReady, 180*time.Second, saysState)
+	// The per-head views show the heads of this run: the pass key's
+	// digits are the sample's needles. The heatmap page draws once its
+	// iframe is on screen (Chromium does not animate an off-screen
+	// cross-origin frame), below the model's view.
+	if n := MustEval[int](b, `(document.querySelector(".says .seq .needle") ? 1 : 0) + [...document.querySelectorAll(".says .seq .needle")].length`); n != 6 {
+		t.Errorf("%d needle tokens marked in the sequence, want the key's 5 digits", n-1)
+	}
+	MustEval[bool](b, `(() => { document.getElementById("heatmap-host").scrollIntoView(); return true })()`)
+	b.WaitFor(`window.haeolsTimings && window.haeolsTimings.drawn`, 120*time.Second, `JSON.stringify(Object.keys(window.haeolsTimings || {}))`)
+	MustEval[bool](b, `(() => { window.scrollTo(0, 0); return true })()`)
 	appShot(t, b, "app-says-kjv3m-passkey")
 }
 
