@@ -61,7 +61,17 @@ func TestAppSaysKJV(t *testing.T) {
 	MustEval[bool](b, `(() => { document.getElementById("heatmap-host").scrollIntoView(); return true })()`)
 	b.WaitFor(`window.haeolsTimings && window.haeolsTimings.drawn`, 120*time.Second, `JSON.stringify(Object.keys(window.haeolsTimings || {}))`)
 	MustEval[bool](b, `(() => { window.scrollTo(0, 0); return true })()`)
+	b.WaitFor(saysAllDone, 180*time.Second, saysState)
 	appShot(t, b, "app-says-kjv3m-passkey")
+	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#says"))
+	if err != nil {
+		t.Fatalf("screenshot of the view: %v", err)
+	}
+	p := filepath.Join(ArtifactsDir(), "app-says-view.png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", p)
 }
 
 // byteModel writes a small random llama2.c model with byte tokens (vocab
