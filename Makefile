@@ -115,14 +115,17 @@ clean:
 ## web: build the static site in web/dist (relative paths, any static host)
 # The wasm programs under wasm/ are built (app.wasm is the page and, in a
 # Web Worker, the core: wasm/worker is its library), vugugen runs where .vugu files are
-# newer than their generated code, and every .wasm/.js/.html/.css/
+# newer than their generated code, the llama2.c checkpoints of $(MODELS)
+# (with NAME.tokenizer.bin where there is one) are bundled under models/
+# when that folder exists, listed in models.js (window.haeolsModels, empty
+# without them), and every .wasm/.js/.html/.css/
 # .safetensors gets reproducible precompressed copies: .gz (gzip -9 -n) and,
 # when the brotli tool is installed, .br (brotli -q 11, cached by content
 # hash in ~/.cache/haeols-web since it is slow). The site is built in
 # web/dist.tmp under a lock and then swapped in.
 WEB_DIST  = web/dist
 WEB_WASM  = $(filter-out wasm/worker/,$(wildcard wasm/*/))
-WEB_SRC   = $(shell find core ui wasm assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) go.mod go.sum
+WEB_SRC   = $(shell find core ui wasm assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) $(wildcard $(MODELS)/*.bin) go.mod go.sum
 # What the app's first view loads: the default sample is the "default"
 # generator preset, made in the worker, so no sample file is in the list.
 WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js heatmap.html heatmap.wasm
@@ -143,6 +146,11 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 		echo "GOOS=js GOARCH=wasm go build -o $(WEB_DIST)/$$n.wasm ./$$d"; \
 		GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $$tmp/$$n.wasm ./$$d; done; \
 	if ls samples/*.safetensors >/dev/null 2>&1; then cp samples/*.safetensors $$tmp/samples/; fi; \
+	list=""; for m in $$(ls $(MODELS)/*.bin 2>/dev/null | grep -v '\.tokenizer\.bin$$'); do \
+		n=$$(basename $$m .bin); mkdir -p $$tmp/models; cp $$m $$tmp/models/; e="{\"file\":\"models/$$n.bin\""; \
+		if [ -f $(MODELS)/$$n.tokenizer.bin ]; then cp $(MODELS)/$$n.tokenizer.bin $$tmp/models/; e="$$e,\"tokenizer\":\"models/$$n.tokenizer.bin\""; fi; \
+		list="$$list$${list:+,}$$e}"; done; \
+	echo "window.haeolsModels = [$$list];" > $$tmp/models.js; \
 	find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' \) \
 		-exec gzip -9 -k -n -f {} \; ; \
 	if command -v brotli >/dev/null 2>&1; then \

@@ -117,6 +117,20 @@ type Root struct {
 	started  bool
 	dragOver bool
 	presets  []gen.Preset
+
+	// What the model says (says_root.go): the bundled models, the latest
+	// end-to-end result of each method (for its parameters), the latest
+	// eval request and what it asked, when it went out, the request whose
+	// primary answer was timed, the prompt box's text, and the view
+	// before a prompt ran (restored when it fails).
+	models       []modelFile
+	evals        map[string]*proto.EvalResult
+	evalID       int
+	lastEvalKey  gridKey
+	evalSentAt   float64
+	evalTimed    int
+	draft        string
+	promptBefore state.State
 }
 
 // NewRoot returns the app for the page's URL query (location.search).
@@ -139,7 +153,9 @@ func (c *Root) Start() {
 	}
 	c.b = b
 	js.Global().Call("addEventListener", "message", js.FuncOf(c.onWindowMessage))
-	src := c.S.Source()
+	c.models = bundledModels()
+	c.draft = c.S.Prompt
+	src := c.source()
 	if src == nil {
 		c.S.Sample = state.DefaultSample
 		src = c.S.Source()
@@ -153,11 +169,20 @@ func (c *Root) Start() {
 
 // load asks the worker for a sample; file is the local file's bytes.
 func (c *Root) load(src *proto.Source, file js.Value, sample string) {
+	c.loadWith(src, file, js.Undefined(), sample)
+}
+
+// loadWith is load with a llama2.c checkpoint's tokenizer file's bytes
+// (tok, when defined).
+func (c *Root) loadWith(src *proto.Source, file, tok js.Value, sample string) {
 	c.Loading = "Loading " + sampleLabel(sample) + "…"
 	c.Progress = 0
 	bufs := map[string]js.Value{}
 	if file.Truthy() {
 		bufs["file"] = file
+	}
+	if tok.Truthy() {
+		bufs["tokenizer"] = tok
 	}
 	c.samplesBefore = c.S.Sample
 	c.S.Sample = sample
@@ -186,7 +211,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		}
 	}()
 	switch r.Op {
-	case proto.OpLoad:
+	case proto.OpLoad, proto.OpPrompt:
 		if r.ID != c.loadID {
 			return
 		}
@@ -195,6 +220,13 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.Loading = ""
+		if r.Error != "" && r.Op == proto.OpPrompt {
+			// The model's previous run stays loaded.
+			c.ErrMsg = "Could not run the prompt: " + r.Error
+			c.S.Prompt, c.S.Task, c.S.Depth = c.promptBefore.Prompt, c.promptBefore.Task, c.promptBefore.Depth
+			c.syncURL()
+			return
+		}
 		if r.Error != "" {
 			if c.Info == nil && c.S.Sample != state.DefaultSample {
 				// Nothing shown yet (a link to a sample that does not
@@ -222,7 +254,13 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		c.head, c.curve = nil, nil
 		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = curveKey{}, headKey{}, gridKey{}
 		c.gridQueue, c.gridMethod, c.curveWanted, c.curvePending = nil, "", false, false
+		c.evals, c.lastEvalKey = nil, gridKey{}
+		if ev := r.Info.Eval; ev != nil {
+			c.draft = ev.Prompt.Text
+		}
 		c.refresh()
+	case proto.OpEval:
+		c.onEval(r)
 	case proto.OpCompute:
 		if r.ID != c.computeID {
 			return
@@ -411,6 +449,12 @@ func (c *Root) refresh() {
 		c.showAhead(show)
 	}
 	gk := gridKey{p, strings.Join(c.S.Methods, ","), c.S.Method}
+	if c.Says() && gk != c.lastEvalKey {
+		// End to end, right after the head: the primary method's numbers
+		// are what a slider move is for.
+		c.lastEvalKey = gk
+		c.sendEval()
+	}
 	if gk != c.lastGridKey {
 		c.lastGridKey = gk
 		// The primary method first, then the other compared ones.
@@ -514,6 +558,8 @@ func sampleLabel(s string) string {
 		return "your file " + strings.TrimPrefix(s, state.FilePrefix)
 	case strings.HasPrefix(s, state.SamplesDir):
 		return strings.TrimPrefix(s, state.SamplesDir)
+	case strings.HasPrefix(s, state.ModelsDir):
+		return "the model " + strings.TrimPrefix(s, state.ModelsDir)
 	}
 	return "the generated “" + s + "” sample"
 }

@@ -74,7 +74,10 @@ func (c *Root) OnSample(e vugu.DOMEvent) {
 	}
 	next := c.S
 	next.Sample = v
-	src := next.Source()
+	cur := c.S
+	c.S = next
+	src := c.source()
+	c.S = cur
 	if src == nil {
 		c.ErrMsg = fmt.Sprintf("%q is not a sample this app can open", v)
 		return
@@ -95,10 +98,7 @@ func (c *Root) OpenDialog() {
 // OnFileInput reads the file chosen in the dialog.
 func (c *Root) OnFileInput(e vugu.DOMEvent) {
 	t := e.JSEventTarget()
-	files := t.Get("files")
-	if files.Truthy() && files.Length() > 0 {
-		c.readFile(files.Index(0))
-	}
+	c.readFiles(t.Get("files"))
 	t.Set("value", "")
 }
 
@@ -119,10 +119,50 @@ func (c *Root) OnDrop(e vugu.DOMEvent) {
 	if !dt.Truthy() {
 		return
 	}
-	files := dt.Get("files")
-	if files.Truthy() && files.Length() > 0 {
-		c.readFile(files.Index(0))
+	c.readFiles(dt.Get("files"))
+}
+
+// readFiles reads the files a person chose or dropped: one sample or
+// checkpoint, or a llama2.c checkpoint with its tokenizer (the .bin whose
+// name has "tok" in it, as tokenizer.bin, tok512.bin or
+// kjv3m.tokenizer.bin have).
+func (c *Root) readFiles(files js.Value) {
+	if !files.Truthy() || files.Length() == 0 {
+		return
 	}
+	if files.Length() == 1 {
+		c.readFile(files.Index(0), js.Undefined())
+		return
+	}
+	model, tok, err := pairFiles(files.Index(0).Get("name").String(), files.Index(1).Get("name").String())
+	if files.Length() > 2 || err != nil {
+		c.ErrMsg = "Open one sample or checkpoint, or a llama2.c checkpoint with its tokenizer (two .bin files). Still showing " + sampleLabel(c.S.Sample) + "."
+		return
+	}
+	c.readFile(files.Index(model), files.Index(tok))
+}
+
+// pairFiles tells a llama2.c checkpoint from its tokenizer by their names:
+// the indices (0 or 1) of the checkpoint and of the tokenizer, whose name
+// has "tok" in it.
+func pairFiles(a, b string) (model, tok int, err error) {
+	isBin := func(n string) bool { return strings.ToLower(path.Ext(n)) == ".bin" }
+	isTok := func(n string) bool { return strings.Contains(strings.ToLower(n), "tok") }
+	switch {
+	case !isBin(a) || !isBin(b):
+		return 0, 0, fmt.Errorf("%s and %s: two files must be a checkpoint and its tokenizer (.bin)", a, b)
+	case isTok(b) && !isTok(a):
+		return 0, 1, nil
+	case isTok(a) && !isTok(b):
+		return 1, 0, nil
+	case isTok(a) && isTok(b) && len(a) != len(b):
+		// kjv3m.bin's tokenizer kjv3m.tokenizer.bin: the longer name.
+		if len(a) > len(b) {
+			return 1, 0, nil
+		}
+		return 0, 1, nil
+	}
+	return 0, 0, fmt.Errorf("%s and %s: cannot tell the checkpoint from the tokenizer (the tokenizer's name has “tok” in it)", a, b)
 }
 
 // fileSource says how the worker reads a local file, by its name.
@@ -137,13 +177,24 @@ func fileSource(name string) (*proto.Source, error) {
 }
 
 // readFile reads a local file (a browser File) and sends its bytes to the
-// worker, transferred. Nothing is uploaded.
-func (c *Root) readFile(f js.Value) {
+// worker, transferred, with those of a llama2.c checkpoint's tokenizer
+// (tok, when defined). Nothing is uploaded.
+func (c *Root) readFile(f, tok js.Value) {
 	name := f.Get("name").String()
 	src, err := fileSource(name)
 	if err != nil {
 		c.ErrMsg = err.Error() + ". Still showing " + sampleLabel(c.S.Sample) + "."
 		return
+	}
+	if src.Kind == "llama" {
+		src.Prompt = c.S.PromptRequest()
+	}
+	if tok.Truthy() {
+		src.Tokenizer = tok.Get("name").String()
+		if size := tok.Get("size").Float(); size > MaxFileBytes {
+			c.ErrMsg = fmt.Sprintf("%s: %.0f MiB is more than this app reads. Still showing %s.", src.Tokenizer, size/(1<<20), sampleLabel(c.S.Sample))
+			return
+		}
 	}
 	if size := f.Get("size").Float(); size > MaxFileBytes {
 		c.ErrMsg = fmt.Sprintf("%s: %.0f MiB is more than this app reads (%d MiB). Still showing %s.", name, size/(1<<20), MaxFileBytes>>20, sampleLabel(c.S.Sample))
@@ -156,7 +207,10 @@ func (c *Root) readFile(f js.Value) {
 	c.Loading = "Reading " + name + "…"
 	var ok, fail js.Func
 	ok = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
-		buf := args[0]
+		buf, tbuf := args[0], js.Undefined()
+		if tok.Truthy() {
+			buf, tbuf = args[0].Index(0), args[0].Index(1)
+		}
 		go func() {
 			c.Env.Lock()
 			defer c.Env.UnlockRender()
@@ -164,7 +218,7 @@ func (c *Root) readFile(f js.Value) {
 			if !containsStr(c.localFiles, sample) {
 				c.localFiles = append(c.localFiles, sample)
 			}
-			c.load(src, buf, sample)
+			c.loadWith(src, buf, tbuf, sample)
 			c.syncURL()
 		}()
 		ok.Release()
@@ -186,7 +240,13 @@ func (c *Root) readFile(f js.Value) {
 		fail.Release()
 		return nil
 	})
-	f.Call("arrayBuffer").Call("then", ok, fail)
+	read := f.Call("arrayBuffer")
+	if tok.Truthy() {
+		both := js.Global().Get("Array").New()
+		both.Call("push", read, tok.Call("arrayBuffer"))
+		read = js.Global().Get("Promise").Call("all", both)
+	}
+	read.Call("then", ok, fail)
 }
 
 func containsStr(xs []string, x string) bool {

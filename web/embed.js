@@ -4,8 +4,9 @@
 // from the site's own files: the core in a Web Worker (worker.js, protocol
 // ui/proto), the heatmap renderer in an iframe (heatmap.html).
 //
-// Query parameters (the simulator's URL names): sample (a preset name or
-// samples/FILE; default "default"), layer (0), head (0), method ("hae-ols"),
+// Query parameters (the simulator's URL names): sample (a preset name,
+// samples/FILE, or a bundled model models/NAME.bin, whose prompt, task and
+// depth the embed runs and shows what it says; default "default"), layer (0), head (0), method ("hae-ols"),
 // ratio (0.3), lambda (0.25), phi (0.25), tau (1), panel ("all", or
 // "orig", "comp", "diff"). The defaults of lambda, phi and tau are
 // core.DefaultLambda, DefaultPhi and DefaultTau (the browser test pins them).
@@ -35,9 +36,17 @@
 	}
 	const nameRE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 	const fileRE = /^samples\/[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(safetensors|npz|npy)$/;
+	const modelRE = /^models\/[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.bin$/;
 	let sample = q.get("sample") || "default";
 	let source;
-	if (fileRE.test(sample)) {
+	// A bundled llama2.c model (models.js lists them): the embed shows what
+	// it says on the prompt (prompt, task, depth), with the full cache and
+	// with the method at the ratio, side by side.
+	const says = modelRE.test(sample);
+	if (says) {
+		const task = ["passkey", "copy"].includes(q.get("task")) ? q.get("task") : "";
+		source = {kind: "llama", url: sample, prompt: {task, text: task ? "" : (q.get("prompt") || "").slice(0, 4096), depth: task === "passkey" ? num("depth", 0.5, 0, 1) : 0}};
+	} else if (fileRE.test(sample)) {
 		source = {kind: "url", url: sample};
 	} else if (nameRE.test(sample)) {
 		source = {kind: "preset", preset: sample};
@@ -92,7 +101,32 @@
 	}
 	showStatus();
 
+	// What the model says: the free runs side by side, the divergence
+	// marked, and the method's end-to-end numbers (HAE-OLS.md section 8).
+	function showSays() {
+		const r = st.says && st.says.ratio === st.want ? st.says : null;
+		const i = st.info && st.info.eval;
+		if (!i) {
+			readout.textContent = "loading…";
+			return;
+		}
+		const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+		const run = (texts, div) => texts.map((t, k) => k < div ? esc(t) : `<mark${k === div ? ' class="first"' : ""}>${esc(t)}</mark>`).join(i.tokenizer ? "" : " ");
+		const div = r && !r.na ? r.diverge : i.free.length;
+		$("says-full").innerHTML = run(i.free_text, div);
+		$("says-method").innerHTML = r ? (r.na ? "n/a: " + esc(r.na) : run(r.free_text, div)) : "…";
+		$("says-head").textContent = `${method} at ${fmtRatio(st.want)}`;
+		const f = (x) => x === null || x === undefined ? "–" : Number(x).toPrecision(4);
+		readout.innerHTML = !r ? `<b>${method}</b> …` : r.na ? `<b>${method}</b> does not fit` :
+			`<b>${method}</b> kl ${f(r.kl)} · agree ${f(r.agree)} · ppl_ratio ${f(r.ppl_ratio)}` + (r.needle_acc === null ? "" : ` · needle_acc ${f(r.needle_acc)}`);
+		readout.title = "end to end: KL of the next-token distributions from the full cache's (nats), share of equal most likely tokens, perplexity over the full cache's, answers found";
+	}
+
 	function showReadout() {
+		if (says) {
+			showSays();
+			return;
+		}
 		const parts = [];
 		const cur = st.shown && st.shown.ratio === st.want ? st.shown : null;
 		const base = st.base && st.base.ratio === st.want ? st.base : null;
@@ -108,9 +142,15 @@
 
 	function describe() {
 		const i = st.info;
-		$("what").textContent = i ? `${i.name} · layer ${layer} of ${i.layers} · head ${head} of ${i.heads} · ${i.prefix} cached tokens` : sample;
+		$("what").textContent = i && says ? `${i.name} · ${i.tokens} tokens, the first ${i.prefix} compressed (every layer and KV head) · free runs after them` :
+			i ? `${i.name} · layer ${layer} of ${i.layers} · head ${head} of ${i.heads} · ${i.prefix} cached tokens` : sample;
 		const link = new URLSearchParams({sample, layer, head, method, ratio: String(st.want),
 			lambda: String(params.lambda), phi: String(params.phi), tau: String(params.tau), panel});
+		if (says) {
+			for (const k of ["prompt", "task", "depth"]) {
+				if (q.has(k)) link.set(k, q.get(k));
+			}
+		}
 		$("open").href = "index.html?" + link.toString();
 	}
 	describe();
@@ -124,13 +164,35 @@
 		inflight = {id: req.id, kind, ratio: req.params ? req.params.ratio : null, t0: performance.now()};
 		worker.postMessage({json: JSON.stringify(req), buffers: {}});
 	};
-	send({op: "load", source, params: {ratio: params.ratio, lambda: params.lambda, phi: params.phi, tau: params.tau}, layer: 0, head: 0}, "load");
+	const start = () => send({op: "load", source, params: {ratio: params.ratio, lambda: params.lambda, phi: params.phi, tau: params.tau}, layer: 0, head: 0}, "load");
+	if (says) {
+		// models.js (written by make web) says which bundled model has a
+		// tokenizer; only a model's embed asks for it.
+		const sc = document.createElement("script");
+		sc.src = "models.js";
+		sc.onload = sc.onerror = () => {
+			const m = (window.haeolsModels || []).find((x) => x.file === sample);
+			if (m && m.tokenizer) {
+				source.tokenizer_url = m.tokenizer;
+			}
+			start();
+		};
+		document.head.appendChild(sc);
+	} else {
+		start();
+	}
 
 	function pump() {
 		if (inflight || !st.info) {
 			return;
 		}
 		const p = {ratio: st.want, lambda: params.lambda, phi: params.phi, tau: params.tau};
+		if (says) {
+			if (!st.says || st.says.ratio !== st.want) {
+				send({op: "eval", methods: [method], params: p}, "says");
+			}
+			return;
+		}
 		if (!st.shown || st.shown.ratio !== st.want) {
 			send({op: "head", method, params: p, layer, head, maps: true, panel}, "method");
 		} else if (!st.base || st.base.ratio !== st.want) {
@@ -161,7 +223,9 @@
 				return;
 			}
 			// Keep going with the next change; do not retry the same ratio.
-			if (req.kind === "method") {
+			if (req.kind === "says") {
+				st.says = {ratio: req.ratio, na: r.error, diverge: 0, free_text: []};
+			} else if (req.kind === "method") {
 				st.shown = {ratio: req.ratio, err: null, na: false};
 			} else {
 				st.base = {ratio: req.ratio, err: null, na: false};
@@ -175,7 +239,14 @@
 				readout.textContent = "no such head";
 				return;
 			}
+			if (says) {
+				frame.hidden = true;
+				$("says").hidden = false;
+			}
 			describe();
+		} else if (req.kind === "says") {
+			st.says = Object.assign({ratio: req.ratio}, r.eval);
+			st.lastUpdateMs = performance.now() - req.t0;
 		} else {
 			const h = r.head;
 			const res = {ratio: req.ratio, err: h.na ? null : h.err, na: !!h.na};

@@ -281,25 +281,73 @@ type Result struct {
 // reference. A method that cannot fit p.Ratio gives a Result with NA set
 // and no error.
 func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
+	res, kvc, run, err := r.forced(method, p)
+	if err != nil || res.NA != "" {
+		return res, err
+	}
+	kvc.Reset()
+	r.free(run, res)
+	return res, nil
+}
+
+// EvaluateForced is Evaluate without the free run (Free nil, Diverge -1):
+// the metrics of the teacher-forced continuation (kl, kl_max, agree,
+// ppl_ratio, needle_acc), equal to Evaluate's, at the cost of the
+// continuation alone. FreeRun gives the rest.
+func (r *Reference) EvaluateForced(method string, p core.Params) (*Result, error) {
+	res, _, _, err := r.forced(method, p)
+	if err == nil && res.NA == "" {
+		res.Diverge = -1
+	}
+	return res, err
+}
+
+// FreeRun is the free run of the method at p, as Evaluate makes it, and
+// the first index where it differs from the reference's (Gen if never).
+// A method that cannot fit p.Ratio gives an error wrapping
+// core.ErrDoesNotFit.
+func (r *Reference) FreeRun(method string, p core.Params) ([]int, int, error) {
+	pre, _, err := r.Compress(method, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	kvc, err := kvcache.NewCompressed(r.shape, r.Seq.Prefix, r.capacity(), pre)
+	if err != nil {
+		return nil, 0, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
+	}
+	res := &Result{}
+	r.free(r.LM.NewRun(kvc, nil), res)
+	return res.Free, res.Diverge, nil
+}
+
+// forced compresses the caches with the method at p and runs the
+// continuation teacher-forced from them, returning the result so far
+// (NA set when the method does not fit) with its cache and run.
+func (r *Reference) forced(method string, p core.Params) (*Result, *kvcache.Compressed, kvcache.Runner, error) {
 	res := &Result{Method: method, Ratio: p.Ratio}
 	pre, used, err := r.Compress(method, p)
 	if errors.Is(err, core.ErrDoesNotFit) {
 		res.NA = core.NAReason(err)
-		return res, nil
+		return res, nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	res.Used = used
 	kvc, err := kvcache.NewCompressed(r.shape, r.Seq.Prefix, r.capacity(), pre)
 	if err != nil {
-		return nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
+		return nil, nil, nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
 	}
 	run := r.LM.NewRun(kvc, nil)
 	if err := r.continueForced(run, res); err != nil {
-		return nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
+		return nil, nil, nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
 	}
-	kvc.Reset()
+	return res, kvc, run, nil
+}
+
+// free generates the free run from run's cache (holding the prefix only)
+// into res, and where it parts from the reference's.
+func (r *Reference) free(run kvcache.Runner, res *Result) {
 	res.Free = r.freeRun(run)
 	res.Diverge = len(res.Free)
 	for i, t := range res.Free {
@@ -308,7 +356,6 @@ func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
 			break
 		}
 	}
-	return res, nil
 }
 
 // Compress compresses the prefix cache of every layer and KV head with the

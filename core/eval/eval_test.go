@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -312,5 +313,41 @@ func TestDeterminism(t *testing.T) {
 	const want = 0xb965f73a1387b8ed
 	if got := resultsHash(rs); got != want {
 		t.Errorf("results hash %#x, want %#x", got, uint64(want))
+	}
+}
+
+// TestEvaluateInStages checks that EvaluateForced and FreeRun give what
+// Evaluate gives, bit for bit, and the same n/a.
+func TestEvaluateInStages(t *testing.T) {
+	r := tiny(t)
+	for _, ratio := range []float64{0.1, 0.4} {
+		for _, m := range []string{"hae-ols", "topk", "quant", "full"} {
+			p := core.DefaultParams(ratio)
+			all, err := r.Evaluate(m, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := r.EvaluateForced(m, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			free, div, ferr := r.FreeRun(m, p)
+			if all.NA != "" {
+				if f.NA != all.NA || !errors.Is(ferr, core.ErrDoesNotFit) {
+					t.Errorf("%s at %g: n/a %q, forced %q, free run error %v", m, ratio, all.NA, f.NA, ferr)
+				}
+				continue
+			}
+			if ferr != nil {
+				t.Fatal(ferr)
+			}
+			if math.Float64bits(f.KL) != math.Float64bits(all.KL) || f.KLMax != all.KLMax || f.Agree != all.Agree || math.Float64bits(f.PPLRatio) != math.Float64bits(all.PPLRatio) ||
+				f.Used != all.Used || !slices.Equal(f.KLs, all.KLs) || !slices.Equal(f.Top, all.Top) || !slices.Equal(f.Found, all.Found) || f.Free != nil || f.Diverge != -1 {
+				t.Errorf("%s at %g: forced %+v, want Evaluate's %+v without the free run", m, ratio, f, all)
+			}
+			if !slices.Equal(free, all.Free) || div != all.Diverge {
+				t.Errorf("%s at %g: free run %v (diverge %d), Evaluate's %v (%d)", m, ratio, free, div, all.Free, all.Diverge)
+			}
+		}
 	}
 }

@@ -59,19 +59,32 @@ const (
 	// and holds no head's unchanging maps part. It is not queued and has no
 	// answer.
 	OpHeatmapReset = "heatmap-reset"
+	// OpPrompt runs Prompt through the model of the latest "llama" load
+	// (kept by the worker, so its file is not sent again) and makes that
+	// run the loaded sample, answered like a load (Info).
+	OpPrompt = "prompt"
+	// OpEval is what the model says with a compressed cache (HAE-OLS.md
+	// §8): every layer's and KV head's prefix cache compressed by each of
+	// Methods at Params, the continuation teacher-forced and a free run.
+	// It is answered per method, in the order of Methods (the page puts
+	// the primary method first, answered first without its free run, see
+	// EvalResult), one Response with Eval each, the last one Done. Only a sample loaded from a model has it (Info.Eval).
+	OpEval = "eval"
 )
 
 // Barrier reports whether op orders the queue like a load: the requests
 // sent after it wait for it, and it waits for those sent before.
-func Barrier(op string) bool { return op == OpLoad || op == OpCompute }
+func Barrier(op string) bool { return op == OpLoad || op == OpCompute || op == OpPrompt }
 
 // Request is a page's question to the worker. A newer request of the same Op
 // supersedes an older one that is queued or still running (the worker drops
 // it without an answer). Heads are answered before queued curves and grids,
 // and between KV heads of a running grid or curve; grid and curve work is
 // held back for 100 ms after each head request, so that a user scrubbing a
-// slider gets each head at once. A load waits for the requests sent before
-// it, and the requests sent after it wait for the load.
+// slider gets each head at once. End-to-end evaluations (OpEval) come
+// after heads and before curves and grids, and are not held back. A load
+// (or OpPrompt, OpCompute) waits for the requests sent before it, and the
+// requests sent after it wait for the load.
 type Request struct {
 	ID      int       `json:"id"`
 	Op      string    `json:"op"`
@@ -97,6 +110,8 @@ type Request struct {
 	SentAt float64 `json:"sent_at,omitempty"`
 	// Compute is the device OpCompute asks for: "cpu" or "gpu".
 	Compute string `json:"compute,omitempty"`
+	// Prompt is what OpPrompt runs.
+	Prompt *Prompt `json:"prompt,omitempty"`
 	// Shown is the view (ViewKey) the page asked its heatmap page to show
 	// from maps ahead for this request: when the worker sent those maps,
 	// it sends no maps again (HeadResult.MapsDirect).
@@ -116,7 +131,52 @@ type Source struct {
 	Name   string `json:"name,omitempty"`
 	// Tokens is the capture length for Kind "llama" (0: the model's context).
 	Tokens int `json:"tokens,omitempty"`
+	// For Kind "llama", the checkpoint comes from URL (one of the app's
+	// own files, models/...) when it is set, else from the buffer "file".
+	// Its llama2.c tokenizer, when there is one, comes from TokenizerURL
+	// or from the buffer "tokenizer" (named Tokenizer). Prompt is what the
+	// model runs (nil: DefaultPrompt).
+	TokenizerURL string  `json:"tokenizer_url,omitempty"`
+	Tokenizer    string  `json:"tokenizer,omitempty"`
+	Prompt       *Prompt `json:"prompt,omitempty"`
 }
+
+// Prompt is the sequence a model runs end to end (HAE-OLS.md §8), as
+// `haeols eval` builds it: Task "" is BOS, Text (through the model's
+// tokenizer) or IDs, then the model's greedy continuation up to Tokens
+// positions, whose last ones are continued (Prefix); "passkey" and "copy"
+// are eval.PassKey and eval.Copy of Tokens positions with their own split.
+type Prompt struct {
+	Task string `json:"task,omitempty"`
+	Text string `json:"text,omitempty"`
+	// IDs is a prompt in token ids (BOS first) for a model without a
+	// tokenizer; nil: BOS.
+	IDs []int `json:"ids,omitempty"`
+	// Tokens is N (0: PromptTokens, TaskTokens for a task, or the model's
+	// context if smaller);
+	// Prefix the compressed positions (0: the task's split, or
+	// N - min(64, N/8)); Gen the free run's length (0: PromptGen).
+	Tokens int `json:"tokens,omitempty"`
+	Prefix int `json:"prefix,omitempty"`
+	Gen    int `json:"gen,omitempty"`
+	// Depth is where a pass key sits in the filler (0 to 1); Seed chooses
+	// the key or the copied words (0: 1, as the CLI's -seed).
+	Depth float64 `json:"depth,omitempty"`
+	Seed  uint64  `json:"seed,omitempty"`
+}
+
+// The defaults of a Prompt in the browser: shorter than the CLI's (512
+// positions, a free run of 64), so that a slider move gets its method's
+// end-to-end numbers quickly.
+const (
+	PromptTokens = 256
+	PromptGen    = 32
+	// TaskTokens is a task's N: a pass key's fixed text alone takes
+	// about 230 byte tokens.
+	TaskTokens = 384
+	// MaxPromptText bounds a prompt's text (bytes).
+	MaxPromptText = 4096
+)
 
 // Params are the method parameters a user can change (core.Params).
 type Params struct {
@@ -138,6 +198,8 @@ type Response struct {
 	Curve *Curve      `json:"curve,omitempty"`
 	// Compute answers OpCompute: the device now in use.
 	Compute *Compute `json:"compute,omitempty"`
+	// Eval answers OpEval: one method's end-to-end result.
+	Eval *EvalResult `json:"eval,omitempty"`
 	// Progress in [0, 1] for long operations (loading a checkpoint, a grid).
 	Progress float64 `json:"progress,omitempty"`
 	// Done is false on progressive partial answers.
@@ -180,6 +242,73 @@ type Info struct {
 	Needles      []int    `json:"needles,omitempty"`
 	NeedleProbes []int    `json:"needle_probes,omitempty"`
 	Methods      []Method `json:"methods"`
+	// Eval is set when the sample is a model's run of a prompt: what
+	// OpEval compares against.
+	Eval *EvalInfo `json:"eval,omitempty"`
+}
+
+// Span is a range [Start, End) of token positions.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// EvalInfo is a prompt run through a model with the full cache (the
+// reference of eval.Prepare): the sequence, its split, and what the full
+// cache predicts and generates. Texts are per token: a token's text as
+// the model's tokenizer decodes it after the token before (the token id
+// in decimal for a model without a tokenizer).
+type EvalInfo struct {
+	Model     string `json:"model"`
+	Tokenizer bool   `json:"tokenizer"`
+	Vocab     int    `json:"vocab"`
+	Context   int    `json:"context"`
+	// Prompt is the prompt as run (its defaults filled in).
+	Prompt Prompt `json:"prompt"`
+	// Key is a task's pass key or copied passage.
+	Key    string   `json:"key,omitempty"`
+	IDs    []int    `json:"ids"`
+	Text   []string `json:"text"`
+	Prefix int      `json:"prefix"`
+	// Answers are the spans the model should predict (a pass key's
+	// digits); Needles the positions in the prefix it must find them at
+	// (also the sample's needles, marked in the heatmaps).
+	Answers []Span `json:"answers"`
+	Needles []int  `json:"needles,omitempty"`
+	// Top is the full cache's most likely token after each position
+	// Prefix-1 .. N-1, Free its free run after the prefix (FreeText per
+	// token), Found per answer span whether it predicts every token.
+	Top       []int    `json:"top"`
+	Free      []int    `json:"free"`
+	FreeText  []string `json:"free_text"`
+	Found     []bool   `json:"found"`
+	NeedleAcc Num      `json:"needle_acc"`
+}
+
+// EvalResult is one method at one ratio end to end (eval.Result): the
+// metrics of HAE-OLS.md §8, the per-position KL of the teacher-forced
+// continuation (KLs[i] is that of the prediction after position
+// Prefix+i), and the free run. The primary method (the first of an
+// OpEval) is answered twice: first without its free run (FreePending,
+// Diverge -1: the continuation's numbers are ready at half the cost),
+// then whole.
+type EvalResult struct {
+	Method      string   `json:"method"`
+	Params      Params   `json:"params"`
+	NA          string   `json:"na,omitempty"`
+	Used        Num      `json:"used"`
+	KL          Num      `json:"kl"`
+	KLMax       Num      `json:"kl_max"`
+	Agree       Num      `json:"agree"`
+	PPLRatio    Num      `json:"ppl_ratio"`
+	NeedleAcc   Num      `json:"needle_acc"`
+	Diverge     int      `json:"diverge"`
+	KLs         []Num    `json:"kls,omitempty"`
+	Top         []int    `json:"top,omitempty"`
+	Found       []bool   `json:"found,omitempty"`
+	Free        []int    `json:"free,omitempty"`
+	FreeText    []string `json:"free_text,omitempty"`
+	FreePending bool     `json:"free_pending,omitempty"`
 }
 
 // Method names and describes one compression method.

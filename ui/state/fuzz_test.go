@@ -14,6 +14,7 @@ func FuzzParseQuery(f *testing.F) {
 		"", "?sample=default&layer=1&head=2&ratio=0.3", "ratio=NaN", "ratio=1e309&tau=-1",
 		"sample=file:x.safetensors", "methods=,,hae-ols,../x,topk&method=topk", "%zz", "layer=-1&head=99999999999999999999",
 		"sample=samples/needle.safetensors&panel=diff&lambda=0.5&phi=0&tau=1",
+		"sample=models/kjv3m.bin&prompt=In%20the%20beginning&task=passkey&depth=0.3", "prompt=%ff%00x&task=copy",
 	} {
 		f.Add(seed)
 	}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/haeols/haeols/ui/proto"
 )
@@ -37,7 +38,18 @@ const (
 	// numbers match the CLI bit for bit); "cpu" and "gpu" force one ("gpu"
 	// also takes a software adapter).
 	DefaultCompute = "auto"
+	// DefaultDepth is where the pass-key preset plants its key (the
+	// middle of the filler).
+	DefaultDepth = 0.5
 )
+
+// Tasks are the values of State.Task: "" (the prompt and the model's own
+// continuation), "passkey" and "copy" (eval.PassKey, eval.Copy).
+var Tasks = []string{"", "passkey", "copy"}
+
+// ModelsDir is where the site's bundled llama2.c checkpoints live
+// (Sample "models/NAME.bin"), relative to the app.
+const ModelsDir = "models/"
 
 // Computes are the values of State.Compute.
 var Computes = []string{"auto", "cpu", "gpu"}
@@ -85,6 +97,13 @@ type State struct {
 	Panel string
 	// Compute is where the core computes: one of Computes.
 	Compute string
+	// Prompt, Task and Depth are what a model sample (a llama2.c
+	// checkpoint) runs: the prompt's text for a model with a tokenizer
+	// ("": the model's own text from BOS), or a task (one of Tasks) and,
+	// for "passkey", the key's depth in [0, 1].
+	Prompt string
+	Task   string
+	Depth  float64
 }
 
 // Default returns the view a bare URL opens.
@@ -92,7 +111,7 @@ func Default() State {
 	return State{
 		Sample: DefaultSample, Methods: slices.Clone(DefaultMethods), Method: DefaultMethod,
 		Ratio: DefaultRatio, Lambda: DefaultLambda, Phi: DefaultPhi, Tau: DefaultTau, Panel: DefaultPanel,
-		Compute: DefaultCompute,
+		Compute: DefaultCompute, Depth: DefaultDepth,
 	}
 }
 
@@ -208,7 +227,54 @@ func Parse(q url.Values) (State, []string) {
 			warn("compute: %q is not one of %s; using %q", v, strings.Join(Computes, ", "), DefaultCompute)
 		}
 	}
+	if v, ok := q["prompt"]; ok && len(v) > 0 {
+		// Not trimmed: a prompt's spaces are part of it.
+		p, repaired := CleanPrompt(v[len(v)-1])
+		if repaired != "" {
+			warn("prompt: %s", repaired)
+		}
+		s.Prompt = p
+	}
+	if v, ok := get(q, "task"); ok {
+		if slices.Contains(Tasks, v) {
+			s.Task = v
+		} else {
+			warn("task: %q is not passkey or copy; running the prompt", v)
+		}
+	}
+	s.Depth = parseFloat(q, "depth", DefaultDepth, 0, 1, &msgs)
 	return s, msgs
+}
+
+// CleanPrompt makes a prompt text the worker takes: valid UTF-8, no
+// control characters but newline and tab, at most proto.MaxPromptText
+// bytes (cut at a character). It returns what it repaired ("" when
+// nothing).
+func CleanPrompt(p string) (string, string) {
+	var why []string
+	if !utf8.ValidString(p) {
+		p = strings.ToValidUTF8(p, "\uFFFD")
+		why = append(why, "invalid UTF-8 replaced")
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, p)
+	if clean != p {
+		why = append(why, "control characters dropped")
+		p = clean
+	}
+	if len(p) > proto.MaxPromptText {
+		cut := proto.MaxPromptText
+		for cut > 0 && !utf8.RuneStart(p[cut]) {
+			cut--
+		}
+		p = p[:cut]
+		why = append(why, fmt.Sprintf("cut to %d bytes", proto.MaxPromptText))
+	}
+	return p, strings.Join(why, ", ")
 }
 
 // ParseQuery is Parse of a raw query string ("a=1&b=2", with or without a
@@ -280,6 +346,12 @@ func SampleKind(v string) (string, error) {
 			return "", fmt.Errorf("%q names no file", v)
 		}
 		return "file", nil
+	case strings.HasPrefix(v, ModelsDir):
+		base, ok := strings.CutSuffix(strings.TrimPrefix(v, ModelsDir), ".bin")
+		if path.Clean(v) != v || !ok || !isFileName(base+".npy") {
+			return "", fmt.Errorf("%q is not a model in %s (want NAME.bin)", v, ModelsDir)
+		}
+		return "model", nil
 	case strings.HasPrefix(v, SamplesDir):
 		base := strings.TrimPrefix(v, SamplesDir)
 		if path.Clean(v) != v || !isFileName(base) {
@@ -289,13 +361,34 @@ func SampleKind(v string) (string, error) {
 	case isName(v):
 		return "preset", nil
 	}
-	return "", fmt.Errorf("%q is neither a preset name nor %sFILE", v, SamplesDir)
+	return "", fmt.Errorf("%q is neither a preset name, %sFILE nor %sNAME.bin", v, SamplesDir, ModelsDir)
+}
+
+// IsModel reports whether the view's sample is a llama2.c checkpoint (a
+// bundled model or a local .bin file): the sample is then the model's run
+// of Prompt, Task and Depth.
+func (s State) IsModel() bool {
+	kind, _ := SampleKind(s.Sample)
+	return kind == "model" || kind == "file" && strings.HasSuffix(strings.ToLower(s.Sample), ".bin")
+}
+
+// PromptRequest is what the view asks a model to run (proto.Prompt; the
+// worker fills in the lengths).
+func (s State) PromptRequest() *proto.Prompt {
+	p := &proto.Prompt{Task: s.Task}
+	switch s.Task {
+	case "":
+		p.Text = s.Prompt
+	case "passkey":
+		p.Depth = s.Depth
+	}
+	return p
 }
 
 // Values is the query of the view. Every field is written, so a link
 // shows the whole view even if the defaults change later.
 func (s State) Values() url.Values {
-	return url.Values{
+	v := url.Values{
 		"sample":  {s.Sample},
 		"layer":   {strconv.Itoa(s.Layer)},
 		"head":    {strconv.Itoa(s.Head)},
@@ -307,6 +400,24 @@ func (s State) Values() url.Values {
 		"tau":     {Fmt(s.Tau)},
 		"panel":   {s.Panel},
 		"compute": {s.Compute},
+	}
+	s.promptValues(v)
+	return v
+}
+
+// promptValues adds the prompt, task and depth to v: all three for a
+// model sample, those not at their defaults for another (they change
+// nothing it shows).
+func (s State) promptValues(v url.Values) {
+	model := s.IsModel()
+	if model || s.Prompt != "" {
+		v.Set("prompt", s.Prompt)
+	}
+	if model || s.Task != "" {
+		v.Set("task", s.Task)
+	}
+	if model || s.Depth != DefaultDepth {
+		v.Set("depth", Fmt(s.Depth))
 	}
 }
 
@@ -321,7 +432,7 @@ func (s State) EmbedQuery() string {
 	if strings.HasPrefix(smp, FilePrefix) {
 		smp = DefaultSample
 	}
-	return url.Values{
+	v := url.Values{
 		"sample": {smp},
 		"layer":  {strconv.Itoa(s.Layer)},
 		"head":   {strconv.Itoa(s.Head)},
@@ -330,7 +441,13 @@ func (s State) EmbedQuery() string {
 		"lambda": {Fmt(s.Lambda)},
 		"phi":    {Fmt(s.Phi)},
 		"tau":    {Fmt(s.Tau)},
-	}.Encode()
+	}
+	if kind, _ := SampleKind(smp); kind == "model" {
+		// The embed page then shows what the model says: the prompt's
+		// continuation with the full cache and with the method.
+		s.promptValues(v)
+	}
+	return v.Encode()
 }
 
 // Params are the method parameters of the view.
@@ -346,6 +463,8 @@ func (s State) Source() *proto.Source {
 		return nil
 	case kind == "url":
 		return &proto.Source{Kind: "url", URL: s.Sample}
+	case kind == "model":
+		return &proto.Source{Kind: "llama", URL: s.Sample, Prompt: s.PromptRequest()}
 	}
 	return &proto.Source{Kind: "preset", Preset: s.Sample}
 }

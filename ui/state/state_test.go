@@ -269,3 +269,93 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestModelView: a bundled model's view (its prompt, task and depth)
+// round-trips through its link, its source asks the worker for the
+// prompt's run, and the embed query carries the prompt.
+func TestModelView(t *testing.T) {
+	tests := []struct {
+		name  string
+		query string
+		want  func(*State)
+		req   proto.Prompt
+	}{
+		{"model, own text", "sample=models/kjv3m.bin", func(s *State) { s.Sample = "models/kjv3m.bin" }, proto.Prompt{}},
+		{"prompt", "sample=models/kjv3m.bin&prompt=" + url.QueryEscape("  In the beginning\nGod "), func(s *State) {
+			s.Sample, s.Prompt = "models/kjv3m.bin", "  In the beginning\nGod "
+		}, proto.Prompt{Text: "  In the beginning\nGod "}},
+		{"pass key", "sample=models/kjv3m.bin&task=passkey&depth=0.2&prompt=ignored", func(s *State) {
+			s.Sample, s.Task, s.Depth, s.Prompt = "models/kjv3m.bin", "passkey", 0.2, "ignored"
+		}, proto.Prompt{Task: "passkey", Depth: 0.2}},
+		{"copy", "sample=models/stories260K.bin&task=copy", func(s *State) { s.Sample, s.Task = "models/stories260K.bin", "copy" }, proto.Prompt{Task: "copy"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, msgs := ParseQuery(tc.query)
+			want := Default()
+			tc.want(&want)
+			if len(msgs) != 0 || !reflect.DeepEqual(got, want) {
+				t.Fatalf("ParseQuery(%q) = %+v (%q), want %+v", tc.query, got, msgs, want)
+			}
+			if !got.IsModel() {
+				t.Errorf("%s is not a model view", got.Sample)
+			}
+			q := got.Values()
+			for _, k := range []string{"prompt", "task", "depth"} {
+				if _, ok := q[k]; !ok {
+					t.Errorf("the link of a model view has no %s: %s", k, got.Encode())
+				}
+			}
+			back, msgs := ParseQuery(got.Encode())
+			if len(msgs) != 0 || !reflect.DeepEqual(back, got) {
+				t.Errorf("round trip: %+v (%q), want %+v", back, msgs, got)
+			}
+			src := got.Source()
+			if src == nil || src.Kind != "llama" || src.URL != got.Sample || src.Prompt == nil || !reflect.DeepEqual(*src.Prompt, tc.req) {
+				t.Errorf("Source() = %+v, want a llama source of %s running %+v", src, got.Sample, tc.req)
+			}
+			eq, err := url.ParseQuery(got.EmbedQuery())
+			if err != nil || eq.Get("sample") != got.Sample || eq.Get("prompt") != got.Prompt || eq.Get("task") != got.Task || eq.Get("depth") != Fmt(got.Depth) {
+				t.Errorf("EmbedQuery() = %q: want the sample, prompt, task and depth", got.EmbedQuery())
+			}
+		})
+	}
+	// A sample that is no model leaves them out of its links unless set.
+	if q := Default().Values(); q.Has("prompt") || q.Has("task") || q.Has("depth") {
+		t.Errorf("the default view's link names a prompt: %v", q.Encode())
+	}
+	if q, _ := url.ParseQuery(Default().EmbedQuery()); q.Has("prompt") {
+		t.Errorf("the default view's embed names a prompt")
+	}
+}
+
+func TestModelViewBad(t *testing.T) {
+	tests := []struct {
+		query string
+		msg   string
+		want  func(*State)
+	}{
+		{"task=sing", `task: "sing" is not passkey or copy`, func(*State) {}},
+		{"depth=1.5", "depth: 1.5 is outside", func(s *State) { s.Depth = 1 }},
+		{"depth=x", `depth: "x" is not a number`, func(*State) {}},
+		{"prompt=a%00b%1bc", "control characters dropped", func(s *State) { s.Prompt = "abc" }},
+		{"prompt=a%ffb", "invalid UTF-8 replaced", func(s *State) { s.Prompt = "a\uFFFDb" }},
+		{"prompt=" + strings.Repeat("é", proto.MaxPromptText), "cut to", func(s *State) { s.Prompt = strings.Repeat("é", proto.MaxPromptText/2) }},
+		{"sample=models/../x.bin", "sample:", func(*State) {}},
+		{"sample=models/kjv3m.safetensors", "not a model in models/", func(*State) {}},
+	}
+	for _, tc := range tests {
+		got, msgs := ParseQuery(tc.query)
+		want := Default()
+		tc.want(&want)
+		if len(msgs) != 1 || !strings.Contains(msgs[0], tc.msg) || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseQuery(%.60q) = %+v, %q; want %+v and one message containing %q", tc.query, got, msgs, want, tc.msg)
+		}
+	}
+	if s := (State{Sample: "file:mine.bin"}); !s.IsModel() {
+		t.Errorf("a local .bin checkpoint is not a model view")
+	}
+	if s := (State{Sample: "file:mine.npz"}); s.IsModel() {
+		t.Errorf("a local .npz sample is a model view")
+	}
+}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
-	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/ui/proto"
 	"github.com/haeols/haeols/ui/state"
@@ -71,7 +70,8 @@ type Engine struct {
 	Maps MapsSink
 
 	model  *core.Model
-	gen    int // counts the models: a head's maps key (mapsKey) names its model
+	lm     *lmState // the model of the latest llama load and its prompt's run (nil: none)
+	gen    int      // counts the models: a head's maps key (mapsKey) names its model
 	info   *proto.Info
 	caches map[cacheKey]*cacheEntry
 	order  []cacheKey
@@ -212,8 +212,12 @@ func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, ch
 		err = e.curve(req, emit, check)
 	case proto.OpCompute:
 		err = e.setCompute(req, emit)
+	case proto.OpPrompt:
+		err = e.prompt(req, emit)
+	case proto.OpEval:
+		err = e.evalOp(req, emit, check)
 	default:
-		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve, proto.OpCompute)
+		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve, proto.OpCompute, proto.OpPrompt, proto.OpEval)
 	}
 	if err != nil && e.accel != nil && (req.Op == proto.OpGrid || req.Op == proto.OpHead || req.Op == proto.OpCurve) {
 		// The GPU failed (a lost device, a shader the driver rejects):
@@ -310,14 +314,12 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 			return err
 		}
 	case "llama":
-		name = src.Name
-		data, err := fileBuffer(src, bufs)
-		if err != nil {
+		// The model runs its prompt (see says.go); the run is the sample.
+		if name, err = e.loadLlama(req, bufs, progress); err != nil {
 			return err
 		}
-		if s, err = captureLlama(name, data, src.Tokens, progress); err != nil {
-			return err
-		}
+		emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+		return nil
 	default:
 		return fmt.Errorf("load: unknown source kind %q (known: preset, url, file, llama)", src.Kind)
 	}
@@ -326,6 +328,7 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 		return fmt.Errorf("load %s: %w", name, err)
 	}
 	e.setModel(m)
+	e.lm = nil
 	e.info = infoOf(name, s)
 	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
 	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
@@ -404,41 +407,6 @@ func fileBuffer(src *proto.Source, bufs map[string][]byte) ([]byte, error) {
 // fileTooLarge is the error for a file of n bytes over MaxFileBytes.
 func fileTooLarge(n int64) error {
 	return fmt.Errorf("%d MiB is more than the %d MiB the browser app reads", n>>20, MaxFileBytes>>20)
-}
-
-// captureLlama runs a llama2.c checkpoint greedily from BOS over tokens
-// positions (0: its whole context) and returns the captured sample.
-func captureLlama(name string, data []byte, tokens int, progress func(float64)) (*sample.Sample, error) {
-	m, err := llama.Decode(name, data)
-	if err != nil {
-		return nil, err
-	}
-	progress(0.1)
-	cfg := m.Config()
-	n := cfg.SeqLen
-	if tokens > 0 {
-		n = min(tokens, n)
-	}
-	if n < 16 {
-		return nil, fmt.Errorf("llama: %s: %d positions is too few to capture (want at least 16)", name, n)
-	}
-	bytes := 4 * int64(cfg.Layers) * int64(n) * int64(cfg.HeadSize()) * int64(2*cfg.Heads+2*cfg.KVHeads)
-	if bytes > MaxCaptureBytes {
-		return nil, fmt.Errorf("llama: %s: capturing %d positions needs %d MiB, more than the %d MiB the browser app allows; ask for fewer tokens", name, n, bytes>>20, MaxCaptureBytes>>20)
-	}
-	// The capture is most of the time: report it from 0.1 to 0.9, at most
-	// every 2 % so the page is not flooded.
-	last := 0.0
-	c, err := m.CaptureProgress([]int{llama.BOS}, n-1, llama.Greedy, func(done, total int) {
-		if f := 0.1 + 0.8*float64(done)/float64(total); f-last >= 0.02 || done == total {
-			last = f
-			progress(f)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c.Sample(0, nil)
 }
 
 func infoOf(name string, s *sample.Sample) *proto.Info {

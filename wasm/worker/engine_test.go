@@ -10,11 +10,13 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/gen"
 	"github.com/haeols/haeols/core/kernel"
 	"github.com/haeols/haeols/core/llama"
@@ -1240,5 +1242,244 @@ func TestEvaluateOnce(t *testing.T) {
 	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
 	if got := float64(rc.last().Head.Cell.Err); got != 12345 {
 		t.Fatalf("second head answer err %v: the kept metrics were not used", got)
+	}
+}
+
+// byteModel is a small random llama2.c model with byte tokens (0 <unk>, 1
+// BOS, 2 EOS, 3+b the byte b) and its tokenizer file's bytes.
+func byteModel(t testing.TB) (*llama.Model, []byte, []byte) {
+	t.Helper()
+	m, err := llama.Random(llama.Config{Dim: 32, HiddenDim: 48, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 259, SeqLen: 320, SharedClassifier: true}, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb []byte
+	tb = binary.LittleEndian.AppendUint32(tb, 7)
+	piece := func(p string) {
+		tb = binary.LittleEndian.AppendUint32(tb, math.Float32bits(0))
+		tb = binary.LittleEndian.AppendUint32(tb, uint32(len(p)))
+		tb = append(tb, p...)
+	}
+	piece("<unk>")
+	piece("\n<s>\n")
+	piece("\n</s>\n")
+	for c := 0; c < 256; c++ {
+		piece(string([]byte{byte(c)}))
+	}
+	return m, ckpt, tb
+}
+
+// TestEvalMatchesCore loads a model with its tokenizer and a text prompt,
+// and checks the worker's end-to-end answers against core/eval run
+// directly on the sequence `haeols eval -text` builds: the same numbers,
+// per-position KL, predictions and free-run texts, kept results answered
+// again unchanged, and the loaded sample the reference's own capture.
+func TestEvalMatchesCore(t *testing.T) {
+	m, ckpt, tb := byteModel(t)
+	e := &Engine{}
+	rc := &recorder{t: t}
+	prompt := &proto.Prompt{Text: "The pass key is 123.", Tokens: 120, Gen: 12}
+	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: prompt}},
+		map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
+	r := rc.last()
+	if r.Error != "" || r.Info == nil || r.Info.Eval == nil {
+		t.Fatalf("load: %+v", r)
+	}
+	ev := r.Info.Eval
+	tok, err := llama.DecodeTokenizer("t", tb, 259)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := m.Decoder()
+	ids, _ := tok.EncodeText(prompt.Text)
+	seq := eval.Sequence{Tokens: eval.Continue(lm, append([]int{llama.BOS}, ids...), 120), Gen: 12}
+	ref, err := eval.Prepare(lm, seq, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ev.IDs, ref.Seq.Tokens) || ev.Prefix != ref.Seq.Prefix || !slices.Equal(ev.Free, ref.Free) || !slices.Equal(ev.Top, ref.Top) {
+		t.Fatalf("the worker's reference differs from eval.Prepare's: prefix %d/%d, free %v/%v", ev.Prefix, ref.Seq.Prefix, ev.Free, ref.Free)
+	}
+	if got, want := strings.Join(ev.Text, ""), eval.Decode(tok, llama.BOS, ref.Seq.Tokens[1:]); got != want {
+		t.Errorf("sequence text %q, want %q", got, want)
+	}
+	if ev.Prompt.Tokens != 120 || ev.Prompt.Gen != 12 || !ev.Tokenizer || r.Info.Tokens != 120 || r.Info.Prefix != ref.Seq.Prefix {
+		t.Errorf("info: %+v, eval prompt %+v", r.Info, ev.Prompt)
+	}
+	methods := []string{"hae-ols", "topk", "full", "quant"}
+	p := proto.Params{Ratio: 0.2, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
+	for round := 0; round < 2; round++ {
+		rc.out = nil
+		e.Handle(proto.Request{ID: 2, Op: proto.OpEval, Methods: methods, Params: p}, nil, rc.emit, nil)
+		// The first time, the primary method's numbers come first
+		// without its free run; kept results come whole.
+		want := len(methods)
+		if round == 0 {
+			want++
+		}
+		if len(rc.out) != want || !rc.last().Done {
+			t.Fatalf("round %d: %d answers for %d methods, last %+v", round, len(rc.out), len(methods), rc.last())
+		}
+		if round == 0 {
+			part, whole := rc.out[0].r, rc.out[1].r
+			if part.Done || part.Eval == nil || !part.Eval.FreePending || part.Eval.Diverge != -1 || part.Eval.Free != nil || part.Eval.Method != methods[0] ||
+				part.Eval.KL != whole.Eval.KL || !slices.Equal(part.Eval.KLs, whole.Eval.KLs) || whole.Eval.FreePending {
+				t.Errorf("the primary method's first answer %+v, then %+v: want its numbers without the free run, then whole", part.Eval, whole.Eval)
+			}
+			rc.out = rc.out[1:]
+		}
+		for i, s := range rc.out {
+			got := s.r.Eval
+			if s.r.Error != "" || got == nil || got.Method != methods[i] || s.r.Done != (i == len(methods)-1) {
+				t.Fatalf("answer %d: %+v", i, s.r)
+			}
+			want, err := ref.Evaluate(methods[i], core.DefaultParams(0.2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.NA != want.NA {
+				t.Errorf("%s: na %q, want %q", got.Method, got.NA, want.NA)
+				continue
+			}
+			if want.NA != "" {
+				continue
+			}
+			if float64(got.KL) != want.KL || float64(got.Agree) != want.Agree || float64(got.PPLRatio) != want.PPLRatio ||
+				float64(got.KLMax) != want.KLMax || float64(got.Used) != want.Used || got.Diverge != want.Diverge || !slices.Equal(got.Top, want.Top) || !slices.Equal(got.Free, want.Free) {
+				t.Errorf("%s: got kl %v agree %v ppl %v diverge %d, want %v %v %v %d", got.Method, got.KL, got.Agree, got.PPLRatio, got.Diverge, want.KL, want.Agree, want.PPLRatio, want.Diverge)
+			}
+			for k, x := range want.KLs {
+				if float64(got.KLs[k]) != x {
+					t.Errorf("%s: kl at %d = %v, want %v", got.Method, k, got.KLs[k], x)
+					break
+				}
+			}
+			last := ref.Seq.Tokens[ref.Seq.Prefix-1]
+			if txt := strings.Join(got.FreeText, ""); txt != eval.Decode(tok, last, want.Free) {
+				t.Errorf("%s: free text %q, want %q", got.Method, txt, eval.Decode(tok, last, want.Free))
+			}
+			if got.Method == "full" && (got.KL != 0 || got.Diverge != len(ref.Free)) {
+				t.Errorf("full: kl %v diverge %d, want 0 and %d", got.KL, got.Diverge, len(ref.Free))
+			}
+		}
+	}
+	// The per-head views show this run's heads.
+	rc.out = nil
+	e.Handle(proto.Request{Op: proto.OpGrid, Method: "hae-ols", Params: p}, nil, rc.emit, nil)
+	if g := rc.last(); g.Error != "" || !g.Done || len(rc.out) != 4 {
+		t.Errorf("grid on the prompt's run: %d answers, last %+v", len(rc.out), g)
+	}
+	if e.model.Sample != ref.Sample && !slices.Equal(e.model.Sample.K, ref.Sample.K) {
+		t.Errorf("the loaded sample is not the reference's capture")
+	}
+}
+
+// TestPromptOp runs new prompts on the kept model (a pass key with its
+// needles marked, a copy), and checks what is refused: a prompt without a
+// model, a text prompt without a tokenizer, a bad prompt (the loaded run
+// stays), and an eval of a sample that is not a model's run.
+func TestPromptOp(t *testing.T) {
+	_, ckpt, tb := byteModel(t)
+	e := &Engine{}
+	rc := &recorder{t: t}
+	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{}}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, "no sample loaded") {
+		t.Errorf("prompt before any load: %+v", r)
+	}
+	e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+	e.Handle(proto.Request{Op: proto.OpEval, Methods: []string{"topk"}, Params: defParams}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, "not a model's run") {
+		t.Errorf("eval of a preset: %+v", r)
+	}
+	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{}}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, "no model loaded") {
+		t.Errorf("prompt without a model: %+v", r)
+	}
+	// Without a tokenizer: ids only.
+	e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "ids.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 4}}}, map[string][]byte{"file": ckpt}, rc.emit, nil)
+	if r := rc.last(); r.Error != "" || r.Info.Eval == nil || r.Info.Eval.Tokenizer || r.Info.Eval.Text[1] != strconv.Itoa(r.Info.Eval.IDs[1]) {
+		t.Fatalf("load without a tokenizer: %+v", r)
+	}
+	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{Text: "hello"}}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, "needs the model's tokenizer") {
+		t.Errorf("text prompt without a tokenizer: %+v", r)
+	}
+	e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 4}}},
+		map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
+	if r := rc.last(); r.Error != "" || r.Info.Tokens != 64 {
+		t.Fatalf("load: %+v", r)
+	}
+	for _, bad := range []proto.Prompt{{Tokens: 5000}, {Task: "sing"}, {Depth: 2, Task: "passkey"}, {Text: strings.Repeat("x", proto.MaxPromptText+1)}, {Text: "a long prompt", Tokens: 6}} {
+		e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &bad}, nil, rc.emit, nil)
+		if r := rc.last(); r.Error == "" || !strings.Contains(r.Error, "bytes.bin") {
+			t.Errorf("prompt %+v: %+v, want an error naming the model", bad, r)
+		}
+		if e.info.Tokens != 64 {
+			t.Fatalf("a refused prompt replaced the loaded run: %+v", e.info)
+		}
+	}
+	e.Handle(proto.Request{ID: 7, Op: proto.OpPrompt, Prompt: &proto.Prompt{Task: "passkey", Tokens: 200, Depth: 0.5, Gen: 8}}, nil, rc.emit, nil)
+	r := rc.last()
+	if r.Error != "" || r.Info == nil || r.Info.Eval == nil || r.ID != 7 || !r.Done {
+		t.Fatalf("pass-key prompt: %+v", r)
+	}
+	ev := r.Info.Eval
+	if len(ev.Answers) != 1 || len(ev.Key) != 5 || len(ev.Needles) != 5 || r.Info.Tokens != len(ev.IDs) {
+		t.Fatalf("pass key: answers %v key %q needles %v", ev.Answers, ev.Key, ev.Needles)
+	}
+	a := ev.Answers[0]
+	if got := strings.Join(ev.Text[a.Start:a.End], ""); got != ev.Key {
+		t.Errorf("answer span reads %q, want the key %q", got, ev.Key)
+	}
+	if got := strings.Join(ev.Text[ev.Needles[0]:ev.Needles[4]+1], ""); got != ev.Key || ev.Needles[4] >= ev.Prefix {
+		t.Errorf("needles %v read %q in a prefix of %d, want the key %q", ev.Needles, got, ev.Prefix, ev.Key)
+	}
+	if !slices.Equal(r.Info.Needles, ev.Needles) || len(r.Info.NeedleProbes) != 5 {
+		t.Errorf("the sample's needles %v and probes %v, want %v and 5 probes", r.Info.Needles, r.Info.NeedleProbes, ev.Needles)
+	}
+	rc.out = nil
+	e.Handle(proto.Request{Op: proto.OpEval, Methods: []string{"full", "streaming"}, Params: defParams}, nil, rc.emit, nil)
+	if len(rc.out) != 3 || rc.out[1].r.Eval == nil || float64(rc.out[1].r.Eval.NeedleAcc) != float64(ev.NeedleAcc) && !math.IsNaN(float64(ev.NeedleAcc)) {
+		t.Errorf("eval of the pass key: %+v", rc.out)
+	}
+	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{Task: "copy", Tokens: 300}}, nil, rc.emit, nil)
+	if r := rc.last(); r.Error != "" || len(r.Info.Eval.Answers) == 0 || r.Info.Eval.Prompt.Gen != proto.PromptGen || r.Info.Needles != nil {
+		t.Errorf("copy prompt: %+v", r)
+	}
+}
+
+// TestEvalSuperseded: a newer eval request queued while one runs stops it
+// between methods, and heads asked meanwhile are answered between them.
+func TestEvalSuperseded(t *testing.T) {
+	_, ckpt, tb := byteModel(t)
+	q := NewQueue()
+	var out []proto.Response
+	w := &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) { out = append(out, r) }}
+	w.run(item{req: proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "b.bin", Tokenizer: "t.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 4}}}, bufs: map[string][]byte{"file": ckpt, "tokenizer": tb}})
+	if out[len(out)-1].Error != "" {
+		t.Fatal(out[len(out)-1])
+	}
+	out = nil
+	q.Push(proto.Request{ID: 3, Op: proto.OpHead, Layer: 1, Head: 2, Method: "topk", Params: defParams}, nil)
+	q.Push(proto.Request{ID: 4, Op: proto.OpEval, Methods: []string{"topk"}, Params: defParams}, nil)
+	w.run(item{req: proto.Request{ID: 2, Op: proto.OpEval, Methods: []string{"hae-ols", "topk", "snapkv"}, Params: defParams}})
+	var ids []int
+	for _, r := range out {
+		if r.Error != "" {
+			t.Fatalf("%+v", r)
+		}
+		ids = append(ids, r.ID)
+	}
+	// Eval 2 answers hae-ols's numbers, then the head runs, then eval 2
+	// stops (before hae-ols's free run).
+	if !slices.Equal(ids, []int{2, 3}) || !out[0].Eval.FreePending {
+		t.Errorf("answers %v, want the first method's numbers of eval 2, then head 3 (eval 2 superseded by 4)", ids)
+	}
+	if it, ok := q.take(func(string) bool { return true }); !ok || it.req.ID != 4 {
+		t.Errorf("queue holds %+v, want eval 4", it.req)
 	}
 }

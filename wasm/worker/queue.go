@@ -61,12 +61,14 @@ func priority(op string) int {
 	switch op {
 	case proto.OpHead:
 		return 0
-	case proto.OpCurve:
+	case proto.OpEval:
 		return 1
-	case proto.OpGrid:
+	case proto.OpCurve:
 		return 2
+	case proto.OpGrid:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // take removes and returns the next request to run, considering only ops
@@ -195,9 +197,11 @@ func (w *Worker) Loop() {
 		// head request, for PrefetchNext: a head answered late (behind a
 		// load, say) finds HeavyDefer over, and the positions a first drag
 		// reaches must not wait behind a grid and the curves.
+		// End-to-end numbers (OpEval) follow a slider move as the head
+		// does: they do not wait.
 		heavyOK := w.Q.deferHeavy() == 0 && !w.next
 		it, ok := w.Q.take(func(op string) bool {
-			return op == proto.OpHead || proto.Barrier(op) || heavyOK
+			return op == proto.OpHead || op == proto.OpEval || proto.Barrier(op) || heavyOK
 		})
 		if !ok {
 			if w.next {
@@ -261,6 +265,18 @@ func (w *Worker) run(it item) {
 			w.Yield()
 		}
 		if op == proto.OpHead {
+			return w.Q.Supersedes(op)
+		}
+		if op == proto.OpEval {
+			// Between methods: the heads asked meanwhile, then on unless
+			// a newer eval came.
+			for {
+				h, ok := w.Q.TakeHead()
+				if !ok {
+					break
+				}
+				w.run(h)
+			}
 			return w.Q.Supersedes(op)
 		}
 		for {

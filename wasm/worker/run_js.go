@@ -41,11 +41,14 @@ func Run() {
 		}
 		bufs := map[string][]byte{}
 		if b := data.Get("buffers"); b.Type() == js.TypeObject {
-			if f := b.Get("file"); f.Truthy() {
-				u8 := js.Global().Get("Uint8Array").New(f)
-				buf := make([]byte, u8.Get("length").Int())
-				js.CopyBytesToGo(buf, u8)
-				bufs["file"] = buf
+			// A sample or checkpoint, and a checkpoint's tokenizer.
+			for _, name := range []string{"file", "tokenizer"} {
+				if f := b.Get(name); f.Truthy() {
+					u8 := js.Global().Get("Uint8Array").New(f)
+					buf := make([]byte, u8.Get("length").Int())
+					js.CopyBytesToGo(buf, u8)
+					bufs[name] = buf
+				}
 			}
 		}
 		var lag float64

@@ -1,0 +1,480 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/eval"
+	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/ui/proto"
+)
+
+// What the model says with a compressed cache (HAE-OLS.md §8): a llama2.c
+// checkpoint runs a prompt with the full cache (eval.Prepare), that run is
+// the loaded sample (its per-head views show the heads of this very run),
+// and OpEval measures methods end to end against it.
+
+// maxEvalResults bounds the end-to-end results kept for reuse.
+const maxEvalResults = 256
+
+// lmState is the model of the latest "llama" load and its prompt's run.
+type lmState struct {
+	name string
+	m    *llama.Model
+	tok  *llama.Tokenizer // nil: the model has no tokenizer (ids)
+	ref  *eval.Reference
+	key  string // the prompt's task key, or copied passage
+	info *proto.EvalInfo
+	// results are kept per method and parameters, oldest first out.
+	results map[evalKey]*proto.EvalResult
+	order   []evalKey
+}
+
+type evalKey struct {
+	method string
+	params core.Params
+}
+
+// loadLlama decodes a llama2.c checkpoint (and its tokenizer, when the
+// source has one) and runs the source's prompt.
+func (e *Engine) loadLlama(req proto.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
+	src := req.Source
+	name := src.Name
+	var data []byte
+	var err error
+	if src.URL != "" {
+		if data, name, err = e.fetchLocal(src.URL); err != nil {
+			return "", err
+		}
+	} else if data, err = fileBuffer(src, bufs); err != nil {
+		return "", err
+	}
+	m, err := llama.Decode(name, data)
+	if err != nil {
+		return "", err
+	}
+	var tok *llama.Tokenizer
+	var tdata []byte
+	tname := src.Tokenizer
+	switch b, ok := bufs["tokenizer"]; {
+	case src.TokenizerURL != "":
+		if tdata, tname, err = e.fetchLocal(src.TokenizerURL); err != nil {
+			return "", err
+		}
+	case ok:
+		if tname == "" {
+			tname = "tokenizer"
+		}
+		if len(b) > MaxFileBytes {
+			return "", fmt.Errorf("load %s: %d MiB is more than the %d MiB the browser app reads", tname, len(b)>>20, MaxFileBytes>>20)
+		}
+		tdata = b
+	}
+	if tdata != nil {
+		if tok, err = llama.DecodeTokenizer(tname, tdata, m.Config().Vocab); err != nil {
+			return "", err
+		}
+	}
+	progress(0.05)
+	p := proto.Prompt{}
+	if src.Prompt != nil {
+		p = *src.Prompt
+	} else if src.Tokens > 0 {
+		p.Tokens = min(src.Tokens, m.Config().SeqLen)
+	}
+	if err := e.runPrompt(&lmState{name: name, m: m, tok: tok}, p, progress); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// fetchLocal fetches one of the app's own files.
+func (e *Engine) fetchLocal(u string) ([]byte, string, error) {
+	if err := checkLocalURL(u); err != nil {
+		return nil, "", err
+	}
+	if e.Fetch == nil {
+		return nil, "", fmt.Errorf("load %s: fetching is not available here", u)
+	}
+	name := path.Base(strings.SplitN(u, "?", 2)[0])
+	data, err := e.Fetch(u)
+	if err != nil {
+		return nil, "", fmt.Errorf("load %s: %w", u, err)
+	}
+	if len(data) == 0 {
+		return nil, "", fmt.Errorf("load %s: the file is empty", u)
+	}
+	return data, name, nil
+}
+
+// prompt answers OpPrompt: a new prompt on the model of the latest llama
+// load; on error the loaded sample stays.
+func (e *Engine) prompt(req proto.Request, emit Emit) error {
+	if e.lm == nil {
+		return errors.New("prompt: no model loaded (open a llama2.c checkpoint first)")
+	}
+	if req.Prompt == nil {
+		return errors.New("prompt: no prompt given")
+	}
+	progress := func(p float64) { emit(proto.Response{ID: req.ID, Op: req.Op, Progress: p}, nil) }
+	st := &lmState{name: e.lm.name, m: e.lm.m, tok: e.lm.tok}
+	if err := e.runPrompt(st, *req.Prompt, progress); err != nil {
+		return err
+	}
+	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+	return nil
+}
+
+// runPrompt builds the prompt's sequence, runs it with the full cache and
+// makes the run the loaded sample (st the model's state).
+func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) error {
+	lm := st.m.Decoder()
+	var codec eval.Codec
+	if st.tok != nil {
+		codec = st.tok
+	}
+	b, p, err := promptSequence(lm, codec, p)
+	if err != nil {
+		return fmt.Errorf("prompt to %s: %w", st.name, err)
+	}
+	cfg := st.m.Config()
+	n := len(b.Tokens)
+	if bytes := 4 * int64(cfg.Layers) * int64(n) * int64(cfg.HeadSize()) * int64(cfg.Heads+2*cfg.KVHeads); bytes > MaxCaptureBytes {
+		return fmt.Errorf("prompt to %s: %d positions need %d MiB, more than the %d MiB the browser app allows; ask for fewer tokens", st.name, n, bytes>>20, MaxCaptureBytes>>20)
+	}
+	last := 0.0
+	// The reference run on the CPU kernels: its numbers are those of
+	// `haeols eval`, bit for bit.
+	ref, err := eval.PrepareProgress(lm, b.Sequence, core.Options{}, func(done, total int) {
+		if f := 0.05 + 0.9*float64(done)/float64(total); f-last >= 0.02 || done == total {
+			last = f
+			progress(f)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	s := ref.Sample
+	s.Meta.Tokens = make([]string, n)
+	for i, t := range ref.Seq.Tokens {
+		if st.tok != nil {
+			s.Meta.Tokens[i] = strings.ToValidUTF8(st.tok.Piece(t), "\uFFFD")
+		} else {
+			s.Meta.Tokens[i] = strconv.Itoa(t)
+		}
+	}
+	needles := needlesOf(b, ref.Seq)
+	if p.Task == "passkey" {
+		// The pass key's tokens in the cache, and the queries that must
+		// find them (those predicting the answer): the heatmaps mark
+		// them, and the grid's needle error is theirs.
+		s.Meta.Needles = needles
+		for _, a := range ref.Seq.Answers {
+			for q := a.Start - 1; q < a.End-1; q++ {
+				s.Meta.NeedleProbes = append(s.Meta.NeedleProbes, q-ref.Seq.Prefix)
+			}
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return fmt.Errorf("prompt to %s: %w", st.name, err)
+	}
+	model := ref.Model
+	if e.accel != nil {
+		// The per-head views on the chosen device; the end-to-end numbers
+		// stay on the CPU's analyses (those of the CLI).
+		if model, err = core.NewModel(s, core.Options{Accel: e.accel}); err != nil {
+			return fmt.Errorf("prompt to %s: %w", st.name, err)
+		}
+	}
+	st.ref, st.key = ref, b.Key
+	st.info = evalInfoOf(st, p, needles)
+	e.lm = st
+	e.setModel(model)
+	e.info = infoOf(st.name, s)
+	e.info.Eval = st.info
+	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+	return nil
+}
+
+// promptSequence builds the sequence of a prompt as `haeols eval` does for
+// the same flags (-text or -prompt, -task, -tokens, -prefix, -gen, -seed,
+// one -depths value), and returns the prompt with its defaults filled in.
+func promptSequence(lm llama.Decoder, codec eval.Codec, p proto.Prompt) (*eval.Built, proto.Prompt, error) {
+	ctx := lm.Context()
+	switch {
+	case p.Tokens < 0 || p.Prefix < 0 || p.Gen < 0:
+		return nil, p, fmt.Errorf("tokens %d, prefix %d, gen %d: want >= 0", p.Tokens, p.Prefix, p.Gen)
+	case p.Tokens > ctx:
+		return nil, p, fmt.Errorf("%d tokens exceed the model's context of %d", p.Tokens, ctx)
+	case len(p.Text) > proto.MaxPromptText:
+		return nil, p, fmt.Errorf("a prompt of %d bytes: at most %d", len(p.Text), proto.MaxPromptText)
+	case p.Text != "" && codec == nil:
+		return nil, p, errors.New("a text prompt needs the model's tokenizer (open it with the checkpoint)")
+	case !(p.Depth >= 0 && p.Depth <= 1):
+		return nil, p, fmt.Errorf("pass-key depth %v outside [0, 1]", p.Depth)
+	}
+	if p.Gen == 0 {
+		p.Gen = proto.PromptGen
+	}
+	if p.Seed == 0 {
+		p.Seed = 1
+	}
+	n := p.Tokens
+	if n == 0 {
+		n = min(proto.PromptTokens, ctx)
+		if p.Task != "" {
+			n = min(proto.TaskTokens, ctx)
+		}
+	}
+	var b *eval.Built
+	var err error
+	switch p.Task {
+	case "passkey":
+		p.Text, p.IDs = "", nil
+		b, err = eval.PassKey{Tokens: n, Depth: p.Depth, Seed: p.Seed}.Build(lm, codec)
+	case "copy":
+		p.Text, p.IDs, p.Depth = "", nil, 0
+		b, err = eval.Copy{Tokens: n, Passage: 48, Seed: p.Seed}.Build(lm, codec)
+	case "":
+		p.Depth = 0
+		ids := []int{llama.BOS}
+		if len(p.IDs) > 0 {
+			ids = slices.Clone(p.IDs)
+			for _, id := range ids {
+				if id < 0 || id >= lm.Vocab() {
+					return nil, p, fmt.Errorf("token %d outside the vocabulary [0, %d)", id, lm.Vocab())
+				}
+			}
+		}
+		if p.Text != "" {
+			t, err := codec.EncodeText(p.Text)
+			if err != nil {
+				return nil, p, err
+			}
+			ids = append(ids, t...)
+		}
+		if len(ids) > ctx {
+			return nil, p, fmt.Errorf("the prompt's %d tokens exceed the model's context of %d", len(ids), ctx)
+		}
+		if p.Tokens == 0 {
+			n = max(n, len(ids))
+		} else if n < len(ids) {
+			return nil, p, fmt.Errorf("%d tokens is shorter than the prompt's %d", n, len(ids))
+		}
+		b = &eval.Built{Sequence: eval.Sequence{Tokens: eval.Continue(lm, ids, n)}}
+	default:
+		return nil, p, fmt.Errorf("task %q: want passkey, copy or none", p.Task)
+	}
+	if err != nil {
+		return nil, p, err
+	}
+	b.Gen = p.Gen
+	if p.Prefix != 0 {
+		if p.Prefix >= len(b.Tokens) {
+			return nil, p, fmt.Errorf("prefix %d: the sequence has %d tokens", p.Prefix, len(b.Tokens))
+		}
+		if len(b.Answers) > 0 && p.Prefix > b.Answers[0].Start {
+			return nil, p, fmt.Errorf("prefix %d would hide the answer at position %d in the cache", p.Prefix, b.Answers[0].Start)
+		}
+		b.Prefix = p.Prefix
+	}
+	p.Tokens = len(b.Tokens)
+	return b, p, nil
+}
+
+// needlesOf are the positions of a task's first answer in the prefix: the
+// first occurrence of the answer's tokens from where the task planted its
+// key (nil without answers).
+func needlesOf(b *eval.Built, seq eval.Sequence) []int {
+	if len(seq.Answers) == 0 {
+		return nil
+	}
+	a := seq.Answers[0]
+	want := seq.Tokens[a.Start:a.End]
+	for i := b.At; i+len(want) <= seq.Prefix; i++ {
+		if slices.Equal(seq.Tokens[i:i+len(want)], want) {
+			out := make([]int, len(want))
+			for k := range out {
+				out[k] = i + k
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// texts are the display texts of ids, each decoded after the one before
+// (the first after prev); a model without a tokenizer shows the ids.
+func (st *lmState) texts(prev int, ids []int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		if st.tok == nil {
+			out[i] = strconv.Itoa(id)
+		} else {
+			out[i] = st.tok.DecodeToken(prev, id)
+		}
+		prev = id
+	}
+	return out
+}
+
+func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
+	ref := st.ref
+	seq := ref.Seq
+	in := &proto.EvalInfo{
+		Model: st.name, Tokenizer: st.tok != nil, Vocab: ref.LM.Vocab(), Context: ref.LM.Context(),
+		Prompt: p, Key: st.key, IDs: seq.Tokens, Prefix: seq.Prefix, Answers: []proto.Span{}, Needles: needles,
+		Top: ref.Top, Free: ref.Free,
+	}
+	// The sequence's text as `haeols eval` prints it: BOS shows as nothing.
+	if len(seq.Tokens) > 0 && seq.Tokens[0] == llama.BOS {
+		in.Text = append([]string{""}, st.texts(llama.BOS, seq.Tokens[1:])...)
+	} else {
+		in.Text = st.texts(0, seq.Tokens)
+	}
+	last := seq.Tokens[seq.Prefix-1]
+	in.FreeText = st.texts(last, ref.Free)
+	for _, a := range seq.Answers {
+		in.Answers = append(in.Answers, proto.Span{Start: a.Start, End: a.End})
+		ok := true
+		for q := a.Start; q < a.End; q++ {
+			if ref.Top[q-seq.Prefix] != seq.Tokens[q] {
+				ok = false
+				break
+			}
+		}
+		in.Found = append(in.Found, ok)
+	}
+	in.NeedleAcc = proto.Num(math.NaN())
+	if len(in.Found) > 0 {
+		f := 0
+		for _, ok := range in.Found {
+			if ok {
+				f++
+			}
+		}
+		in.NeedleAcc = proto.Num(float64(f) / float64(len(in.Found)))
+	}
+	if in.Found == nil {
+		in.Found = []bool{}
+	}
+	return in
+}
+
+// evalOp answers OpEval: each method in order, one answer each (kept
+// results at once), checking between methods whether a newer request
+// supersedes this one.
+func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
+	if e.lm == nil || e.lm.ref == nil {
+		return errors.New("eval: this sample is not a model's run (open a llama2.c checkpoint)")
+	}
+	if len(req.Methods) == 0 {
+		return errors.New("eval: give at least one method")
+	}
+	p := coreParams(req.Params)
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	for _, m := range req.Methods {
+		if _, err := core.Lookup(m); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
+	for i, m := range req.Methods {
+		done := i == len(req.Methods)-1
+		if i == 0 {
+			// The primary method's numbers first: the continuation's
+			// metrics cost half of what they cost with the free run.
+			r, err := e.lm.result(m, p, req.Params, true)
+			if err != nil {
+				return err
+			}
+			if r.FreePending {
+				emit(proto.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: 0.5 / float64(len(req.Methods))}, nil)
+				if check() {
+					return nil
+				}
+			}
+		}
+		r, err := e.lm.result(m, p, req.Params, false)
+		if err != nil {
+			return err
+		}
+		emit(proto.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: float64(i+1) / float64(len(req.Methods)), Done: done}, nil)
+		if !done && check() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// result is the method at p end to end, kept for reuse; with forcedOnly,
+// a kept result or one without its free run (FreePending).
+func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedOnly bool) (*proto.EvalResult, error) {
+	k := evalKey{method, p}
+	r, ok := st.results[k]
+	switch {
+	case ok && (forcedOnly || !r.FreePending):
+		return r, nil
+	case ok:
+		// The free run of a kept result without one.
+		free, div, err := st.ref.FreeRun(method, p)
+		if err != nil {
+			return nil, err
+		}
+		whole := *r
+		whole.Free, whole.Diverge, whole.FreePending = free, div, false
+		whole.FreeText = st.texts(st.ref.Seq.Tokens[st.ref.Seq.Prefix-1], free)
+		st.results[k] = &whole
+		return &whole, nil
+	}
+	evaluate := st.ref.Evaluate
+	if forcedOnly {
+		evaluate = st.ref.EvaluateForced
+	}
+	res, err := evaluate(method, p)
+	if err != nil {
+		return nil, err
+	}
+	r = resultOf(st, res, pp)
+	if st.results == nil {
+		st.results = map[evalKey]*proto.EvalResult{}
+	}
+	if len(st.order) >= maxEvalResults {
+		delete(st.results, st.order[0])
+		st.order = st.order[1:]
+	}
+	st.results[k] = r
+	st.order = append(st.order, k)
+	return r, nil
+}
+
+func resultOf(st *lmState, res *eval.Result, pp proto.Params) *proto.EvalResult {
+	nan := proto.Num(math.NaN())
+	r := &proto.EvalResult{Method: res.Method, Params: pp, NA: res.NA}
+	if res.NA != "" {
+		r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.NeedleAcc = nan, nan, nan, nan, nan, nan
+		return r
+	}
+	r.Used, r.KL, r.KLMax, r.Agree = proto.Num(res.Used), proto.Num(res.KL), proto.Num(res.KLMax), proto.Num(res.Agree)
+	r.PPLRatio, r.NeedleAcc, r.Diverge = proto.Num(res.PPLRatio), proto.Num(res.NeedleAcc), res.Diverge
+	r.KLs = make([]proto.Num, len(res.KLs))
+	for i, k := range res.KLs {
+		r.KLs[i] = proto.Num(k)
+	}
+	r.Top, r.Found = res.Top, res.Found
+	if res.Free == nil {
+		r.FreePending = true
+		return r
+	}
+	r.Free = res.Free
+	seq := st.ref.Seq
+	r.FreeText = st.texts(seq.Tokens[seq.Prefix-1], res.Free)
+	return r
+}
