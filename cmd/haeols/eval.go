@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -289,88 +290,57 @@ type evalSeq struct {
 	Key   string  // the planted key or copied passage
 }
 
-// evalSequences builds the sequences the flags ask for.
+// evalSequences builds the sequences the flags ask for (eval.Spec, as the
+// browser does): one for the prompt, or -trials per -depths value for a
+// task. An error of a field names its flag.
 func evalSequences(lm eval.LM, codec eval.Codec, sp evalSpec) ([]evalSeq, error) {
 	ctx := lm.Context()
-	n := sp.tokens
-	if n > ctx {
-		return nil, usagef("-tokens %d exceeds the model's context of %d", n, ctx)
+	if sp.tokens > ctx {
+		return nil, usagef("-tokens %d exceeds the model's context of %d", sp.tokens, ctx)
 	}
-	var out []evalSeq
-	add := func(b *eval.Built, err error, depth float64) error {
-		if err != nil {
-			return err
+	base := eval.Spec{Task: sp.task, Text: sp.text, Tokens: sp.tokens, Prefix: sp.prefix, Passage: sp.passage, Gen: sp.gen}
+	if base.Tokens == 0 {
+		base.Tokens, base.Grow = min(512, ctx), true
+	}
+	if sp.prompt != "" {
+		base.IDs = []int{}
+		for _, f := range strings.Split(sp.prompt, ",") {
+			id, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return nil, usagef("-prompt: %q is not a token id", f)
+			}
+			base.IDs = append(base.IDs, id)
 		}
-		s := evalSeq{Sequence: b.Sequence, Task: sp.task, Depth: depth, Key: b.Key}
-		s.Gen = sp.gen
-		out = append(out, s)
-		return nil
 	}
-	if n == 0 {
-		n = min(512, ctx)
-	}
+	var specs []eval.Spec
 	switch sp.task {
 	case "passkey":
 		for _, d := range sp.depths {
 			for k := 0; k < sp.trials; k++ {
-				b, err := eval.PassKey{Tokens: n, Depth: d, Seed: sp.seed + uint64(k)}.Build(lm, codec)
-				if err := add(b, err, d); err != nil {
-					return nil, err
-				}
+				s := base
+				s.Depth, s.Seed = d, sp.seed+uint64(k)
+				specs = append(specs, s)
 			}
 		}
 	case "copy":
 		for k := 0; k < sp.trials; k++ {
-			b, err := eval.Copy{Tokens: n, Passage: sp.passage, Seed: sp.seed + uint64(k)}.Build(lm, codec)
-			if err := add(b, err, 0); err != nil {
-				return nil, err
-			}
+			s := base
+			s.Seed = sp.seed + uint64(k)
+			specs = append(specs, s)
 		}
 	default:
-		ids := eval.Start(codec)
-		if sp.prompt != "" {
-			ids = ids[:0]
-			for _, f := range strings.Split(sp.prompt, ",") {
-				id, err := strconv.Atoi(strings.TrimSpace(f))
-				if err != nil {
-					return nil, usagef("-prompt: %q is not a token id", f)
-				}
-				if id < 0 || id >= lm.Vocab() {
-					return nil, usagef("-prompt: token %d outside the vocabulary [0, %d)", id, lm.Vocab())
-				}
-				ids = append(ids, id)
-			}
+		specs = append(specs, base)
+	}
+	var out []evalSeq
+	for _, s := range specs {
+		b, err := s.Build(lm, codec)
+		if fe, ok := errors.AsType[*eval.FieldError](err); ok {
+			return nil, usagef("-%v", fe)
 		}
-		if sp.text != "" {
-			t, err := codec.EncodeText(sp.text)
-			if err != nil {
-				return nil, fmt.Errorf("-text: %w", err)
-			}
-			ids = append(ids, t...)
-		}
-		if len(ids) > ctx {
-			return nil, usagef("the prompt's %d tokens exceed the model's context of %d", len(ids), ctx)
-		}
-		if sp.tokens == 0 {
-			n = max(n, len(ids))
-		} else if n < len(ids) {
-			return nil, usagef("-tokens %d is shorter than the prompt's %d tokens", n, len(ids))
-		}
-		b := &eval.Built{Sequence: eval.Sequence{Tokens: eval.Continue(lm, ids, n)}}
-		if err := add(b, nil, 0); err != nil {
+		if err != nil {
 			return nil, err
 		}
-	}
-	if sp.prefix != 0 {
-		for i := range out {
-			if sp.prefix >= len(out[i].Tokens) {
-				return nil, usagef("-prefix %d: the sequence has %d tokens", sp.prefix, len(out[i].Tokens))
-			}
-			if len(out[i].Answers) > 0 && sp.prefix > out[i].Answers[0].Start {
-				return nil, usagef("-prefix %d would hide the answer at position %d in the cache", sp.prefix, out[i].Answers[0].Start)
-			}
-			out[i].Prefix = sp.prefix
-		}
+		out = append(out, evalSeq{Sequence: b.Sequence, Task: sp.task, Depth: s.Depth, Key: b.Key})
 	}
 	return out, nil
 }

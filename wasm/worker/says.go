@@ -202,9 +202,10 @@ func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) 
 	return nil
 }
 
-// promptSequence builds the sequence of a prompt as `haeols eval` does for
-// the same flags (-text or -prompt, -task, -tokens, -prefix, -gen, -seed,
-// one -depths value), and returns the prompt with its defaults filled in.
+// promptSequence builds the sequence of a prompt with eval.Spec, as
+// `haeols eval` does for the same flags (-text or -prompt, -task, -tokens,
+// -prefix, -gen, -seed, one -depths value), and returns the prompt with its
+// defaults filled in.
 func promptSequence(lm llama.Decoder, codec eval.Codec, p proto.Prompt) (*eval.Built, proto.Prompt, error) {
 	ctx := lm.Context()
 	switch {
@@ -225,64 +226,32 @@ func promptSequence(lm llama.Decoder, codec eval.Codec, p proto.Prompt) (*eval.B
 	if p.Seed == 0 {
 		p.Seed = 1
 	}
-	n := p.Tokens
-	if n == 0 {
-		n = min(proto.PromptTokens, ctx)
+	spec := eval.Spec{Task: p.Task, Tokens: p.Tokens, Prefix: p.Prefix, Depth: p.Depth, Seed: p.Seed, Gen: p.Gen}
+	if spec.Tokens == 0 {
+		spec.Tokens, spec.Grow = min(proto.PromptTokens, ctx), true
 		if p.Task != "" {
-			n = min(proto.TaskTokens, ctx)
+			spec.Tokens = min(proto.TaskTokens, ctx)
 		}
 	}
-	var b *eval.Built
-	var err error
 	switch p.Task {
 	case "passkey":
 		p.Text, p.IDs = "", nil
-		b, err = eval.PassKey{Tokens: n, Depth: p.Depth, Seed: p.Seed}.Build(lm, codec)
 	case "copy":
 		p.Text, p.IDs, p.Depth = "", nil, 0
-		b, err = eval.Copy{Tokens: n, Passage: 48, Seed: p.Seed}.Build(lm, codec)
+		spec.Depth = 0
 	case "":
 		p.Depth = 0
-		ids := []int{llama.BOS}
+		spec.Depth = 0
+		spec.Text = p.Text
 		if len(p.IDs) > 0 {
-			ids = slices.Clone(p.IDs)
-			for _, id := range ids {
-				if id < 0 || id >= lm.Vocab() {
-					return nil, p, fmt.Errorf("token %d outside the vocabulary [0, %d)", id, lm.Vocab())
-				}
-			}
+			spec.IDs = slices.Clone(p.IDs)
+		} else {
+			spec.IDs = []int{llama.BOS}
 		}
-		if p.Text != "" {
-			t, err := codec.EncodeText(p.Text)
-			if err != nil {
-				return nil, p, err
-			}
-			ids = append(ids, t...)
-		}
-		if len(ids) > ctx {
-			return nil, p, fmt.Errorf("the prompt's %d tokens exceed the model's context of %d", len(ids), ctx)
-		}
-		if p.Tokens == 0 {
-			n = max(n, len(ids))
-		} else if n < len(ids) {
-			return nil, p, fmt.Errorf("%d tokens is shorter than the prompt's %d", n, len(ids))
-		}
-		b = &eval.Built{Sequence: eval.Sequence{Tokens: eval.Continue(lm, ids, n)}}
-	default:
-		return nil, p, fmt.Errorf("task %q: want passkey, copy or none", p.Task)
 	}
+	b, err := spec.Build(lm, codec)
 	if err != nil {
 		return nil, p, err
-	}
-	b.Gen = p.Gen
-	if p.Prefix != 0 {
-		if p.Prefix >= len(b.Tokens) {
-			return nil, p, fmt.Errorf("prefix %d: the sequence has %d tokens", p.Prefix, len(b.Tokens))
-		}
-		if len(b.Answers) > 0 && p.Prefix > b.Answers[0].Start {
-			return nil, p, fmt.Errorf("prefix %d would hide the answer at position %d in the cache", p.Prefix, b.Answers[0].Start)
-		}
-		b.Prefix = p.Prefix
 	}
 	p.Tokens = len(b.Tokens)
 	return b, p, nil
