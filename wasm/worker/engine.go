@@ -535,6 +535,10 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 		return nil
 	}
 	m := e.evaluate(cacheKey{req.Layer, g.KV, req.Method, p}, g, c, hi)
+	if err := m.CheckFinite(); err != nil {
+		// No number shown as if whole: the head's view says why instead.
+		return fmt.Errorf("head: %w", err)
+	}
 	hr := &proto.HeadResult{Cell: cellOf(m), Method: req.Method, Stages: stagesOf(c)}
 	hr.Profile = make([]proto.Num, len(m.Profile))
 	for i, x := range m.Profile {
