@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -34,19 +33,7 @@ func byteModel(t *testing.T) (model, tok string) {
 	if err := os.WriteFile(model, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var tb []byte
-	tb = binary.LittleEndian.AppendUint32(tb, 7)
-	piece := func(p string) {
-		tb = binary.LittleEndian.AppendUint32(tb, math.Float32bits(0))
-		tb = binary.LittleEndian.AppendUint32(tb, uint32(len(p)))
-		tb = append(tb, p...)
-	}
-	piece("<unk>")
-	piece("\n<s>\n")
-	piece("\n</s>\n")
-	for c := 0; c < 256; c++ {
-		piece(string([]byte{byte(c)}))
-	}
+	tb := llama.ByteTokenizerFile()
 	tok = filepath.Join(dir, "bytes.tokenizer.bin")
 	if err := os.WriteFile(tok, tb, 0o644); err != nil {
 		t.Fatal(err)

@@ -241,3 +241,24 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 
 // BOS is the beginning-of-sequence token of llama2.c tokenizers.
 func (t *Tokenizer) BOS() int { return BOS }
+
+// ByteTokenizerFile returns a llama2.c tokenizer file of the byte
+// vocabulary of 259 tokens (0 <unk>, 1 BOS, 2 EOS, 3+b the byte b, every
+// score 0: no merges), which is the vocabulary of the byte model kjv3m, for
+// tests and examples with random byte models.
+func ByteTokenizerFile() []byte {
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, 7)
+	piece := func(p string) {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(0))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(p)))
+		b = append(b, p...)
+	}
+	piece("<unk>")
+	piece("\n<s>\n")
+	piece("\n</s>\n")
+	for c := 0; c < 256; c++ {
+		piece(string([]byte{byte(c)}))
+	}
+	return b
+}

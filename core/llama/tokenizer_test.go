@@ -205,3 +205,23 @@ func TestLoadTokenizer(t *testing.T) {
 		t.Errorf("missing file: error %v", err)
 	}
 }
+
+func TestByteTokenizerFile(t *testing.T) {
+	tok, err := DecodeTokenizer("bytes", ByteTokenizerFile(), 259)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.EncodeText("hé")
+	want := []int{3 + ' ', 3 + 'h', 3 + 0xc3, 3 + 0xa9}
+	if err != nil || len(ids) != len(want) {
+		t.Fatalf("EncodeText = %v, %v; want %v", ids, err, want)
+	}
+	for i := range want {
+		if ids[i] != want[i] {
+			t.Fatalf("EncodeText = %v, want %v", ids, want)
+		}
+	}
+	if tok.BOS() != BOS || tok.Piece(BOS) != "\n<s>\n" {
+		t.Errorf("BOS %d piece %q", tok.BOS(), tok.Piece(BOS))
+	}
+}

@@ -1257,19 +1257,7 @@ func byteModel(t testing.TB) (*llama.Model, []byte, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb []byte
-	tb = binary.LittleEndian.AppendUint32(tb, 7)
-	piece := func(p string) {
-		tb = binary.LittleEndian.AppendUint32(tb, math.Float32bits(0))
-		tb = binary.LittleEndian.AppendUint32(tb, uint32(len(p)))
-		tb = append(tb, p...)
-	}
-	piece("<unk>")
-	piece("\n<s>\n")
-	piece("\n</s>\n")
-	for c := 0; c < 256; c++ {
-		piece(string([]byte{byte(c)}))
-	}
+	tb := llama.ByteTokenizerFile()
 	return m, ckpt, tb
 }
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -91,19 +90,7 @@ func byteModel(t *testing.T, dir string) (model, tok string) {
 	if err := os.WriteFile(model, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var tb []byte
-	tb = binary.LittleEndian.AppendUint32(tb, 7)
-	piece := func(p string) {
-		tb = binary.LittleEndian.AppendUint32(tb, math.Float32bits(0))
-		tb = binary.LittleEndian.AppendUint32(tb, uint32(len(p)))
-		tb = append(tb, p...)
-	}
-	piece("<unk>")
-	piece("\n<s>\n")
-	piece("\n</s>\n")
-	for c := 0; c < 256; c++ {
-		piece(string([]byte{byte(c)}))
-	}
+	tb := llama.ByteTokenizerFile()
 	tok = filepath.Join(dir, "bytes.tokenizer.bin")
 	if err := os.WriteFile(tok, tb, 0o644); err != nil {
 		t.Fatal(err)
