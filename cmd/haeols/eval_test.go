@@ -192,24 +192,8 @@ func TestEvalUsage(t *testing.T) {
 // the same sequence and the same numbers as the llama2.c file, within
 // float32 rounding.
 func TestEvalCheckpoints(t *testing.T) {
-	bin, _ := byteModel(t)
-	lm, err := llama.Load(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck, err := model.FromLlama2C(lm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	ggufPath := filepath.Join(dir, "bytes.gguf")
-	var b bytes.Buffer
-	if err := model.WriteGGUF(&b, ck, model.GGUFOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ggufPath, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bin, ggufPath, ck := byteGGUF(t)
+	dir := filepath.Dir(ggufPath)
 	hfDir := filepath.Join(dir, "bytes-hf")
 	if err := model.WriteHF(hfDir, ck, "F32", 0); err != nil {
 		t.Fatal(err)
@@ -247,24 +231,8 @@ func TestEvalCheckpoints(t *testing.T) {
 // file (the same q/k/v as from the llama2.c file, within float32 rounding,
 // and metadata saying what the model was) and describes it with info.
 func TestCaptureAndInfoCheckpoint(t *testing.T) {
-	bin, _ := byteModel(t)
-	lm, err := llama.Load(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck, err := model.FromLlama2C(lm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	ggufPath := filepath.Join(dir, "bytes.gguf")
-	var b bytes.Buffer
-	if err := model.WriteGGUF(&b, ck, model.GGUFOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ggufPath, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bin, ggufPath, _ := byteGGUF(t)
+	dir := filepath.Dir(ggufPath)
 	fromBin, fromGGUF := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
 	if code, _, errOut := cli(t, "capture", "-tokens", "64", "-dtype", "F32", "-o", fromBin, bin); code != 0 {
 		t.Fatalf("capture %s: %s", bin, errOut)
@@ -311,4 +279,27 @@ func TestCaptureAndInfoCheckpoint(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "(checkpoint)") || !strings.Contains(out, "architecture llama: 2 layers, width 32") {
 		t.Errorf("info %s: exit %d\n%s%s", ggufPath, code, out, errOut)
 	}
+}
+
+// byteGGUF writes the byte model (byteModel) as a llama2.c file and as a
+// GGUF file beside it, and returns both paths and its checkpoint.
+func byteGGUF(t *testing.T) (bin, ggufPath string, ck *model.Checkpoint) {
+	t.Helper()
+	bin, _ = byteModel(t)
+	lm, err := llama.Load(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck, err = model.FromLlama2C(lm); err != nil {
+		t.Fatal(err)
+	}
+	ggufPath = filepath.Join(t.TempDir(), "bytes.gguf")
+	var b bytes.Buffer
+	if err := model.WriteGGUF(&b, ck, model.GGUFOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ggufPath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bin, ggufPath, ck
 }
