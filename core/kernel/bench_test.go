@@ -186,3 +186,21 @@ func BenchmarkLog32(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(xs))*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "Gelem/s")
 }
+
+// BenchmarkMatMul4 is the forward pass's matrix product (kernel.MatMul4):
+// a 768 x 256 weight matrix (the byte model's FFN) against one row of x
+// (a token at a time) and against a block of 32 rows (teacher-forced).
+func BenchmarkMatMul4(b *testing.B) {
+	r := &rng{5}
+	const rows, n = 768, 256
+	w := r.vec(rows * n)
+	for _, nb := range []int{1, 32} {
+		b.Run(fmt.Sprintf("rows=%d/n=%d/nb=%d", rows, n, nb), func(b *testing.B) {
+			x, out := r.vec(nb*n), make([]float32, nb*rows)
+			for b.Loop() {
+				MatMul4(out, w, x, nb)
+			}
+			b.ReportMetric(2*rows*n*float64(nb)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+		})
+	}
+}

@@ -55,6 +55,28 @@ func TestDot4(t *testing.T) {
 			}
 		}
 	}
+	// Blocks of 4, 8 and 9 rows of x (four dots in flight, and a remainder)
+	// and 4 to 9 weight rows of one (four rows in flight), every path
+	// against the portable loops.
+	r2 := &rng{29}
+	for _, n := range []int{3, 4, 9, 64, 257} {
+		for _, nb := range []int{1, 4, 8, 9} {
+			for rows := 4; rows <= 9; rows++ {
+				w, x := r2.vec(rows*n), r2.vec(nb*n)
+				want := make([]float32, nb*rows)
+				dot4Go(want, w, x, nb, n, rows)
+				for _, p := range kernelPaths() {
+					got := make([]float32, nb*rows)
+					withPath(p, func() { MatMul4(got, w, x, nb) })
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("n %d, %d rows of x, %d rows, path %s: out[%d] = %v, portable %v", n, nb, rows, p.name, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
 	const golden = 0xf3c71c30b2a747bb
 	if got := h.Sum64(); got != golden {
 		t.Errorf("hash %#x, want %#x", got, uint64(golden))
