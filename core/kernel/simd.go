@@ -421,3 +421,44 @@ func dot4Finish(acc archsimd.Float32x4, row, x []float32, n4 int) float32 {
 	}
 	return (a0 + lanes[1]) + (lanes[2] + lanes[3])
 }
+
+// keyBlockT4 is keyBlock on 4 lanes: the block's keys 0-3 and 4-7 (kt[8c+l])
+// in two registers, lane l of each the dot product of a query row with its
+// key, products rounded and added in the order of c.
+func keyBlockT4(dst []float32, ldd int, q []float32, rows int, kt []float32, d int) {
+	_ = kt[8*d-1]
+	_ = q[rows*d-1]
+	_ = dst[(rows-1)*ldd+7]
+	defer clearUpper()
+	pk := unsafe.Pointer(&kt[0])
+	i := 0
+	for ; i+2 <= rows; i += 2 {
+		q0 := q[i*d : i*d+d]
+		q1 := q[(i+1)*d : (i+1)*d+d]
+		q1 = q1[:len(q0)]
+		var a0, a1, b0, b1 archsimd.Float32x4
+		for c, x := range q0 {
+			lo, hi := vec4(unsafe.Add(pk, 32*c)), vec4(unsafe.Add(pk, 32*c+16))
+			x0, x1 := archsimd.BroadcastFloat32x4(x), archsimd.BroadcastFloat32x4(q1[c])
+			a0 = a0.Add(x0.Mul(lo))
+			a1 = a1.Add(x0.Mul(hi))
+			b0 = b0.Add(x1.Mul(lo))
+			b1 = b1.Add(x1.Mul(hi))
+		}
+		a0.StoreArray((*[4]float32)(dst[i*ldd:]))
+		a1.StoreArray((*[4]float32)(dst[i*ldd+4:]))
+		b0.StoreArray((*[4]float32)(dst[(i+1)*ldd:]))
+		b1.StoreArray((*[4]float32)(dst[(i+1)*ldd+4:]))
+	}
+	for ; i < rows; i++ {
+		x := unsafe.Pointer(&q[i*d])
+		var a0, a1 archsimd.Float32x4
+		for c := 0; c < d; c++ {
+			xv := archsimd.BroadcastFloat32x4(*(*float32)(unsafe.Add(x, 4*c)))
+			a0 = a0.Add(xv.Mul(vec4(unsafe.Add(pk, 32*c))))
+			a1 = a1.Add(xv.Mul(vec4(unsafe.Add(pk, 32*c+16))))
+		}
+		a0.StoreArray((*[4]float32)(dst[i*ldd:]))
+		a1.StoreArray((*[4]float32)(dst[i*ldd+4:]))
+	}
+}

@@ -59,3 +59,7 @@ func elemT4(op int, dst, a, b []float32, f float32) int {
 func dot4Vec(out, w, x []float32, nb, n, rows int) {
 	panic("kernel: built without archsimd kernels")
 }
+
+func keyBlockT4(dst []float32, ldd int, q []float32, rows int, kt []float32, d int) {
+	panic("kernel: built without archsimd kernels")
+}

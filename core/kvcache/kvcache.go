@@ -5,8 +5,12 @@
 //
 // Both compute attention with the same float32 operations in the same order
 // as llama2.c's run.c (logit = dot(q, k) / sqrt(head size), a float32
-// softmax, values accumulated key by key, kernel.WeightedRows), so a Compressed cache whose prefix
-// keeps every token exactly gives the Dense cache's outputs bit for bit.
+// softmax, values accumulated key by key), so a Compressed cache whose
+// prefix keeps every token exactly gives the Dense cache's outputs bit for
+// bit. Keys are stored packed (kernel.PackKey) so that the logits of a KV
+// head's query heads run one key per vector lane (kernel.KeyDots), and the
+// values' sums one column per lane (kernel.WeightedRows), each sum still in
+// run.c's order.
 // Products are rounded explicitly (no fused multiply-add), so the results
 // are the same natively and in WebAssembly.
 package kvcache
@@ -70,14 +74,16 @@ type Observer func(layer, pos int, q, k, v, out []float32)
 type Dense struct {
 	shape    Shape
 	capacity int
-	key, val []float32 // [Layers, capacity, KVDim]
-	att      []float32 // scratch, capacity
+	keys     []float32 // [Layers, KVHeads] packed arrays (kernel.PackKey) of capacity keys
+	val      []float32 // [Layers, capacity, KVDim]
+	att      []float32 // scratch, the query heads of a KV head x capacity
 }
 
 // NewDense returns an empty dense cache for up to capacity positions.
 func NewDense(s Shape, capacity int) *Dense {
 	n := s.Layers * capacity * s.KVDim()
-	return &Dense{shape: s, capacity: capacity, key: make([]float32, n), val: make([]float32, n), att: make([]float32, capacity)}
+	return &Dense{shape: s, capacity: capacity, keys: make([]float32, s.Layers*s.KVHeads*kernel.PackedLen(capacity, s.HeadSize)),
+		val: make([]float32, n), att: make([]float32, s.Heads/max(s.KVHeads, 1)*capacity)}
 }
 
 // Shape implements Cache.
@@ -93,7 +99,7 @@ func (d *Dense) Append(l, pos int, k, v []float32) {
 	}
 	kvDim := d.shape.KVDim()
 	o := (l*d.capacity + pos) * kvDim
-	copy(d.key[o:o+kvDim], k)
+	packKeys(d.keys, l, d.shape, d.capacity, pos, k)
 	copy(d.val[o:o+kvDim], v)
 }
 
@@ -104,17 +110,37 @@ func (d *Dense) Attend(l, pos int, q, out []float32) {
 	kvMul := s.Heads / s.KVHeads
 	div := headDiv(hs)
 	layer := l * d.capacity * kvDim
-	att := d.att[:pos+1]
-	for h := 0; h < s.Heads; h++ {
-		qh := q[h*hs : (h+1)*hs]
-		off := layer + (h/kvMul)*hs
-		for t := range att {
-			att[t] = dot(qh, d.key[off+t*kvDim:off+t*kvDim+hs]) / div
+	n := pos + 1
+	plen := kernel.PackedLen(d.capacity, hs)
+	for kv := 0; kv < s.KVHeads; kv++ {
+		// The query heads of this KV head, side by side in q.
+		h0 := kv * kvMul
+		att := d.att[:kvMul*n]
+		kt := d.keys[(l*s.KVHeads+kv)*plen:]
+		kernel.KeyDots(att, n, q[h0*hs:(h0+kvMul)*hs], kvMul, kt, n, hs)
+		off := layer + kv*hs
+		for j := 0; j < kvMul; j++ {
+			row := att[j*n : (j+1)*n]
+			for t := range row {
+				row[t] /= div
+			}
+			Softmax(row)
+			h := h0 + j
+			o := out[h*hs : (h+1)*hs]
+			clear(o)
+			kernel.WeightedRows(o, row, d.val[off:], kvDim)
 		}
-		Softmax(att)
-		o := out[h*hs : (h+1)*hs]
-		clear(o)
-		kernel.WeightedRows(o, att, d.val[off:], kvDim)
+	}
+}
+
+// packKeys stores the key k (KVDim floats, head by head) of position t as
+// key t of each KV head's packed array of layer l in keys, whose arrays
+// hold n keys each.
+func packKeys(keys []float32, l int, s Shape, n, t int, k []float32) {
+	hs := s.HeadSize
+	plen := kernel.PackedLen(n, hs)
+	for kv := 0; kv < s.KVHeads; kv++ {
+		kernel.PackKey(keys[(l*s.KVHeads+kv)*plen:(l*s.KVHeads+kv+1)*plen], t, k[kv*hs:(kv+1)*hs])
 	}
 }
 
@@ -140,9 +166,11 @@ type Compressed struct {
 	shape    Shape
 	n        int
 	capacity int
-	prefix   []Prefix  // [Layers * KVHeads]
-	key, val []float32 // continuation, [Layers, capacity-n, KVDim]
-	att      []float32 // scratch
+	prefix   []Prefix    // [Layers * KVHeads]
+	pkeys    [][]float32 // the prefixes' keys packed (kernel.PackKey)
+	keys     []float32   // continuation: [Layers, KVHeads] packed arrays of capacity-n keys
+	val      []float32   // continuation, [Layers, capacity-n, KVDim]
+	att      []float32   // scratch, the query heads of a KV head x (prefix rows + continuation)
 }
 
 // NewCompressed returns the cache of a prefix of n positions compressed to
@@ -170,9 +198,18 @@ func NewCompressed(s Shape, n, capacity int, prefix []Prefix) (*Compressed, erro
 		}
 		most = max(most, m)
 	}
+	pkeys := make([][]float32, len(prefix))
+	for i, p := range prefix {
+		m := len(p.Keys) / hs
+		pkeys[i] = make([]float32, kernel.PackedLen(m, hs))
+		for t := 0; t < m; t++ {
+			kernel.PackKey(pkeys[i], t, p.Keys[t*hs:(t+1)*hs])
+		}
+	}
 	cont := (capacity - n) * s.Layers * s.KVDim()
-	return &Compressed{shape: s, n: n, capacity: capacity, prefix: prefix,
-		key: make([]float32, cont), val: make([]float32, cont), att: make([]float32, most+capacity-n)}, nil
+	return &Compressed{shape: s, n: n, capacity: capacity, prefix: prefix, pkeys: pkeys,
+		keys: make([]float32, s.Layers*s.KVHeads*kernel.PackedLen(capacity-n, hs)),
+		val:  make([]float32, cont), att: make([]float32, s.Heads/s.KVHeads*(most+capacity-n))}, nil
 }
 
 // Shape implements Cache.
@@ -183,7 +220,7 @@ func (c *Compressed) PrefixLen() int { return c.n }
 
 // Reset forgets the continuation; the compressed prefix stays.
 func (c *Compressed) Reset() {
-	clear(c.key)
+	clear(c.keys)
 	clear(c.val)
 }
 
@@ -195,7 +232,7 @@ func (c *Compressed) Append(l, pos int, k, v []float32) {
 	}
 	kvDim := c.shape.KVDim()
 	o := (l*(c.capacity-c.n) + pos - c.n) * kvDim
-	copy(c.key[o:o+kvDim], k)
+	packKeys(c.keys, l, c.shape, c.capacity-c.n, pos-c.n, k)
 	copy(c.val[o:o+kvDim], v)
 }
 
@@ -208,44 +245,39 @@ func (c *Compressed) Attend(l, pos int, q, out []float32) {
 	div := headDiv(hs)
 	cont := l * (c.capacity - c.n) * kvDim
 	nc := pos - c.n + 1
-	for h := 0; h < s.Heads; h++ {
-		kv := h / kvMul
+	plen := kernel.PackedLen(c.capacity-c.n, hs)
+	for kv := 0; kv < s.KVHeads; kv++ {
 		p := &c.prefix[l*s.KVHeads+kv]
 		m := len(p.Keys) / hs
-		att := c.att[:m+nc]
-		qh := q[h*hs : (h+1)*hs]
-		for t := 0; t < m; t++ {
-			att[t] = dot(qh, p.Keys[t*hs:(t+1)*hs]) / div
-		}
-		for t := p.Biased; t < m; t++ {
-			att[t] += p.Bias[t-p.Biased]
-		}
+		w := m + nc // a head's row: the prefix's rows, then the continuation's
+		h0 := kv * kvMul
+		qs := q[h0*hs : (h0+kvMul)*hs]
+		att := c.att[:kvMul*w]
+		kernel.KeyDots(att, w, qs, kvMul, c.pkeys[l*s.KVHeads+kv], m, hs)
+		kernel.KeyDots(att[m:], w, qs, kvMul, c.keys[(l*s.KVHeads+kv)*plen:], nc, hs)
 		off := cont + kv*hs
-		for t := 0; t < nc; t++ {
-			att[m+t] = dot(qh, c.key[off+t*kvDim:off+t*kvDim+hs]) / div
+		for j := 0; j < kvMul; j++ {
+			row := att[j*w : (j+1)*w]
+			for t := range row {
+				row[t] /= div
+			}
+			for t := p.Biased; t < m; t++ {
+				row[t] += p.Bias[t-p.Biased]
+			}
+			Softmax(row)
+			h := h0 + j
+			o := out[h*hs : (h+1)*hs]
+			clear(o)
+			if m > 0 {
+				kernel.WeightedRows(o, row[:m], p.Values, hs)
+			}
+			kernel.WeightedRows(o, row[m:], c.val[off:], kvDim)
 		}
-		Softmax(att)
-		o := out[h*hs : (h+1)*hs]
-		clear(o)
-		if m > 0 {
-			kernel.WeightedRows(o, att[:m], p.Values, hs)
-		}
-		kernel.WeightedRows(o, att[m:], c.val[off:], kvDim)
 	}
 }
 
 // headDiv is sqrt(head size) in float32, the divisor of the logits.
 func headDiv(hs int) float32 { return float32(math.Sqrt(float64(hs))) }
-
-// dot is the sequential float32 dot product of a and b[:len(a)].
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s float32
-	for i, v := range a {
-		s += float32(v * b[i])
-	}
-	return s
-}
 
 // Softmax replaces x by its softmax in float32, as llama2.c's run.c does:
 // subtract the maximum, exponentiate, divide by the sum.
