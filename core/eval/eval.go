@@ -166,7 +166,7 @@ func PrepareProgress(lm LM, seq Sequence, opt core.Options, progress func(done, 
 	if err != nil {
 		return nil, fmt.Errorf("eval: model %s: %w", lm.Name(), err)
 	}
-	r.Free = r.freeRun(lm.NewRun(kvc, nil))
+	r.Free, _ = r.freeRun(lm.NewRun(kvc, nil), nil)
 	return r, nil
 }
 
@@ -227,20 +227,28 @@ func (r *Reference) reference(progress func(done, total int)) (*sample.Sample, e
 	return s, nil
 }
 
+// ErrStopped is returned by FreeRun when its stop function asked it to
+// stop.
+var ErrStopped = errors.New("eval: stopped")
+
 // freeRun generates Gen tokens greedily after the prefix: the first from
 // the prefill's last prediction, each next one fed back at the following
-// position.
-func (r *Reference) freeRun(run kvcache.Runner) []int {
+// position. It calls stop (when not nil) before each forward pass and
+// returns ErrStopped when it says so.
+func (r *Reference) freeRun(run kvcache.Runner, stop func() bool) ([]int, error) {
 	g, prefix := r.Seq.Gen, r.Seq.Prefix
 	if g == 0 {
-		return []int{}
+		return []int{}, nil
 	}
 	out := make([]int, g)
 	out[0] = r.Top[0]
 	for i := 1; i < g; i++ {
+		if stop != nil && stop() {
+			return nil, ErrStopped
+		}
 		out[i] = argmax(run.Forward(out[i-1], prefix+i-1))
 	}
-	return out
+	return out, nil
 }
 
 // Result is one method at one ratio, end to end (HAE-OLS.md §8).
@@ -286,7 +294,7 @@ func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
 		return res, err
 	}
 	kvc.Reset()
-	r.free(run, res)
+	r.free(run, res, nil)
 	return res, nil
 }
 
@@ -305,8 +313,10 @@ func (r *Reference) EvaluateForced(method string, p core.Params) (*Result, error
 // FreeRun is the free run of the method at p, as Evaluate makes it, and
 // the first index where it differs from the reference's (Gen if never).
 // A method that cannot fit p.Ratio gives an error wrapping
-// core.ErrDoesNotFit.
-func (r *Reference) FreeRun(method string, p core.Params) ([]int, int, error) {
+// core.ErrDoesNotFit. stop, when not nil, is called before each token's
+// forward pass (and may do other work meanwhile); when it returns true,
+// FreeRun returns ErrStopped.
+func (r *Reference) FreeRun(method string, p core.Params, stop func() bool) ([]int, int, error) {
 	pre, _, err := r.Compress(method, p)
 	if err != nil {
 		return nil, 0, err
@@ -316,7 +326,9 @@ func (r *Reference) FreeRun(method string, p core.Params) ([]int, int, error) {
 		return nil, 0, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
 	}
 	res := &Result{}
-	r.free(r.LM.NewRun(kvc, nil), res)
+	if err := r.free(r.LM.NewRun(kvc, nil), res, stop); err != nil {
+		return nil, 0, err
+	}
 	return res.Free, res.Diverge, nil
 }
 
@@ -346,9 +358,12 @@ func (r *Reference) forced(method string, p core.Params) (*Result, *kvcache.Comp
 }
 
 // free generates the free run from run's cache (holding the prefix only)
-// into res, and where it parts from the reference's.
-func (r *Reference) free(run kvcache.Runner, res *Result) {
-	res.Free = r.freeRun(run)
+// into res, and where it parts from the reference's; stop as freeRun's.
+func (r *Reference) free(run kvcache.Runner, res *Result, stop func() bool) error {
+	var err error
+	if res.Free, err = r.freeRun(run, stop); err != nil {
+		return err
+	}
 	res.Diverge = len(res.Free)
 	for i, t := range res.Free {
 		if t != r.Free[i] {
@@ -356,6 +371,7 @@ func (r *Reference) free(run kvcache.Runner, res *Result) {
 			break
 		}
 	}
+	return nil
 }
 
 // Compress compresses the prefix cache of every layer and KV head with the

@@ -331,7 +331,7 @@ func TestEvaluateInStages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			free, div, ferr := r.FreeRun(m, p)
+			free, div, ferr := r.FreeRun(m, p, nil)
 			if all.NA != "" {
 				if f.NA != all.NA || !errors.Is(ferr, core.ErrDoesNotFit) {
 					t.Errorf("%s at %g: n/a %q, forced %q, free run error %v", m, ratio, all.NA, f.NA, ferr)
@@ -348,6 +348,28 @@ func TestEvaluateInStages(t *testing.T) {
 			if !slices.Equal(free, all.Free) || div != all.Diverge {
 				t.Errorf("%s at %g: free run %v (diverge %d), Evaluate's %v (%d)", m, ratio, free, div, all.Free, all.Diverge)
 			}
+		}
+	}
+}
+
+// TestFreeRunStop checks that FreeRun asks stop before each of the free
+// run's forward passes (Gen-1 of them) and returns ErrStopped, and nothing
+// else, when it says to stop.
+func TestFreeRunStop(t *testing.T) {
+	r := tiny(t)
+	p := core.DefaultParams(0.4)
+	want, _, err := r.FreeRun("topk", p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{1, 2, r.Seq.Gen - 1, r.Seq.Gen} {
+		calls := 0
+		free, _, err := r.FreeRun("topk", p, func() bool { calls++; return calls == at })
+		switch {
+		case at < r.Seq.Gen && (!errors.Is(err, ErrStopped) || free != nil || calls != at):
+			t.Errorf("stop at call %d: %v, %d calls, free run %v", at, err, calls, free)
+		case at == r.Seq.Gen && (err != nil || !slices.Equal(free, want) || calls != r.Seq.Gen-1):
+			t.Errorf("never stopped: %v, %d calls, free run %v, want %v", err, calls, free, want)
 		}
 	}
 }

@@ -1471,3 +1471,32 @@ func TestEvalSuperseded(t *testing.T) {
 		t.Errorf("queue holds %+v, want eval 4", it.req)
 	}
 }
+
+// TestEvalStopsInFreeRun: the free run asks before each token whether a
+// newer request supersedes the eval, so a slider move waits for one
+// forward pass; the teacher-forced numbers computed so far are kept and
+// the next eval finishes the free run from them.
+func TestEvalStopsInFreeRun(t *testing.T) {
+	_, ckpt, tb := byteModel(t)
+	e := &Engine{}
+	rc := &recorder{}
+	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "b.bin", Tokenizer: "t.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 8}}}, map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
+	if r := rc.last(); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	calls := 0
+	// Call 1 follows the first numbers; calls 2 and 3 are the free run's
+	// first two tokens: stop there.
+	stop := func() bool { calls++; return calls == 3 }
+	var out []proto.Response
+	emit := func(r proto.Response, _ map[string][]byte) { out = append(out, r) }
+	e.Handle(proto.Request{ID: 2, Op: proto.OpEval, Methods: []string{"hae-ols"}, Params: defParams}, nil, emit, stop)
+	if calls != 3 || len(out) != 1 || out[0].Error != "" || !out[0].Eval.FreePending {
+		t.Fatalf("%d checks, answers %+v: want the numbers without the free run, stopped at its second token", calls, out)
+	}
+	out = nil
+	e.Handle(proto.Request{ID: 3, Op: proto.OpEval, Methods: []string{"hae-ols"}, Params: defParams}, nil, emit, nil)
+	if len(out) != 2 || out[1].Eval.FreePending || len(out[1].Eval.Free) != 8 || !out[1].Done {
+		t.Fatalf("answers %+v: want the kept numbers, then the whole result", out)
+	}
+}

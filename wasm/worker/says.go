@@ -360,7 +360,7 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 		if i == 0 {
 			// The primary method's numbers first: the continuation's
 			// metrics cost half of what they cost with the free run.
-			r, err := e.lm.result(m, p, req.Params, true)
+			r, err := e.lm.result(m, p, req.Params, true, nil)
 			if err != nil {
 				return err
 			}
@@ -371,7 +371,12 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 				}
 			}
 		}
-		r, err := e.lm.result(m, p, req.Params, false)
+		// The free run checks before each token, so a slider move's
+		// numbers wait for one forward pass, not for a whole free run.
+		r, err := e.lm.result(m, p, req.Params, false, check)
+		if errors.Is(err, eval.ErrStopped) {
+			return nil // superseded
+		}
 		if err != nil {
 			return err
 		}
@@ -384,47 +389,44 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 }
 
 // result is the method at p end to end, kept for reuse; with forcedOnly,
-// a kept result or one without its free run (FreePending).
-func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedOnly bool) (*proto.EvalResult, error) {
+// a kept result or one without its free run (FreePending). The free run
+// calls stop before each token and gives up with eval.ErrStopped when it
+// says so (the teacher-forced numbers stay kept).
+func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedOnly bool, stop func() bool) (*proto.EvalResult, error) {
 	k := evalKey{method, p}
 	r, ok := st.results[k]
-	switch {
-	case ok && (forcedOnly || !r.FreePending):
-		return r, nil
-	case ok:
-		// The free run of a kept result without one.
-		free, div, err := st.ref.FreeRun(method, p)
+	if !ok {
+		res, err := st.ref.EvaluateForced(method, p)
 		if err != nil {
 			return nil, err
 		}
-		whole := *r
-		whole.Free, whole.Diverge, whole.FreePending = free, div, false
-		whole.FreeText = st.texts(st.ref.Seq.Tokens[st.ref.Seq.Prefix-1], free)
-		st.results[k] = &whole
-		return &whole, nil
+		r = resultOf(res, pp)
+		if st.results == nil {
+			st.results = map[evalKey]*proto.EvalResult{}
+		}
+		if len(st.order) >= maxEvalResults {
+			delete(st.results, st.order[0])
+			st.order = st.order[1:]
+		}
+		st.results[k] = r
+		st.order = append(st.order, k)
 	}
-	evaluate := st.ref.Evaluate
-	if forcedOnly {
-		evaluate = st.ref.EvaluateForced
+	if forcedOnly || !r.FreePending {
+		return r, nil
 	}
-	res, err := evaluate(method, p)
+	free, div, err := st.ref.FreeRun(method, p, stop)
 	if err != nil {
 		return nil, err
 	}
-	r = resultOf(st, res, pp)
-	if st.results == nil {
-		st.results = map[evalKey]*proto.EvalResult{}
-	}
-	if len(st.order) >= maxEvalResults {
-		delete(st.results, st.order[0])
-		st.order = st.order[1:]
-	}
-	st.results[k] = r
-	st.order = append(st.order, k)
-	return r, nil
+	whole := *r
+	whole.Free, whole.Diverge, whole.FreePending = free, div, false
+	whole.FreeText = st.texts(st.ref.Seq.Tokens[st.ref.Seq.Prefix-1], free)
+	st.results[k] = &whole
+	return &whole, nil
 }
 
-func resultOf(st *lmState, res *eval.Result, pp proto.Params) *proto.EvalResult {
+// resultOf is the wire form of a teacher-forced result (eval.EvaluateForced).
+func resultOf(res *eval.Result, pp proto.Params) *proto.EvalResult {
 	nan := proto.Num(math.NaN())
 	r := &proto.EvalResult{Method: res.Method, Params: pp, NA: res.NA}
 	if res.NA != "" {
@@ -437,13 +439,7 @@ func resultOf(st *lmState, res *eval.Result, pp proto.Params) *proto.EvalResult 
 	for i, k := range res.KLs {
 		r.KLs[i] = proto.Num(k)
 	}
-	r.Top, r.Found = res.Top, res.Found
-	if res.Free == nil {
-		r.FreePending = true
-		return r
-	}
-	r.Free = res.Free
-	seq := st.ref.Seq
-	r.FreeText = st.texts(seq.Tokens[seq.Prefix-1], res.Free)
+	// The free run follows (lmState.result).
+	r.Top, r.Found, r.FreePending = res.Top, res.Found, true
 	return r
 }
