@@ -38,7 +38,7 @@ lint:
 # competing for the same cores would distort.
 test-native:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /web/e2e)
-	$(GO) test -count=1 ./web/e2e/
+	$(GO) test -count=1 -timeout 30m ./web/e2e/
 
 ## test-nocgo: a CGO_ENABLED=0 build of the CLI has no GPU runner; verify
 ## must say so and check the CPU kernels
