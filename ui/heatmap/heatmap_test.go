@@ -3,6 +3,7 @@ package heatmap
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color"
 	"math"
@@ -1100,5 +1101,61 @@ func TestDecodeFactored(t *testing.T) {
 		if _, err := DecodeFactored(tc.m, tc.bufs[0], tc.bufs[1], tc.bufs[2], tc.bufs[3], tc.bufs[4]); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+func TestAxisTicks(t *testing.T) {
+	for _, c := range []struct {
+		start, count float64
+		want         string
+	}{
+		{0, 56, "[0 10 20 30 40 50]"}, {0, 960, "[0 200 400 600 800]"}, {0, 1, "[0]"}, {0, 5, "[0 1 2 3 4]"},
+		{0, 1984, "[0 500 1000 1500]"},
+		// Zoomed in: the multiples of the step among the visible cells
+		// (101 to 150).
+		{100.5, 50, "[110 120 130 140 150]"}, {3.2, 4, "[4 5 6 7]"},
+		{0, 0, "[]"},
+	} {
+		if got := fmt.Sprint(AxisTicks(c.start, c.count, 5)); got != c.want {
+			t.Errorf("AxisTicks(%g, %g) = %s, want %s", c.start, c.count, got, c.want)
+		}
+	}
+}
+
+// TestLegend: the legend names every class once, in its colour, and the
+// needle mark.
+func TestLegend(t *testing.T) {
+	seen := map[Class]bool{}
+	needles := 0
+	for _, e := range Legend {
+		img := image.NewRGBA(image.Rect(0, 0, 16, 10))
+		e.Paint(img, Rect{0, 0, 16, 10})
+		switch {
+		case e.Needle:
+			needles++
+			if got := img.RGBAAt(8, 5); got != NeedleMark {
+				t.Errorf("needle patch %v, want %v", got, NeedleMark)
+			}
+		default:
+			if seen[e.Class] {
+				t.Errorf("class %s twice", e.Class)
+			}
+			seen[e.Class] = true
+			if e.Name != e.Class.String() {
+				t.Errorf("class %s named %q", e.Class, e.Name)
+			}
+			if got := img.RGBAAt(2, 5); got != ClassColor[e.Class] {
+				t.Errorf("%s patch %v, want %v", e.Class, got, ClassColor[e.Class])
+			}
+			if got, want := img.RGBAAt(14, 5), ClassColor[e.Class]; e.Alt {
+				want = SummarizedAlt
+				if got != want {
+					t.Errorf("%s patch's right half %v, want %v", e.Class, got, want)
+				}
+			}
+		}
+	}
+	if len(seen) != int(numClasses) || needles != 1 {
+		t.Errorf("legend has %d classes of %d and %d needle marks", len(seen), numClasses, needles)
 	}
 }

@@ -73,15 +73,12 @@ type Box struct {
 	Title, Map, Needles, Strip Rect
 }
 
-// Swatch is a legend entry for a token class: a colour patch and its name.
+// Swatch is a legend entry placed on the canvas: its colour patch and its
+// name.
 type Swatch struct {
 	Patch Rect
-	Class Class
-	// Alt draws the patch in the summarized class's two shades.
-	Alt bool
-	// Needle marks the needle swatch (a needle mark, not a class).
-	Needle bool
-	Label  Label
+	LegendEntry
+	Label Label
 }
 
 // Label is a line of text whose top-left corner is at (X, Y).
@@ -190,31 +187,18 @@ func NewLayout(w, h int, panels []PanelKind, rows, cols int, f Font) Layout {
 // swatches lays out the class legend (and the needle mark) in rows of
 // width w from x, with Y relative to the first row.
 func swatches(x0, w int, f Font) []Swatch {
-	type entry struct {
-		c      Class
-		alt    bool
-		needle bool
-		name   string
-	}
-	es := []entry{
-		{c: Sink, name: "sink"}, {c: Recent, name: "recent"}, {c: Anchor, name: "anchor"},
-		{c: Summarized, alt: true, name: "summarized"}, {c: Approx, name: "approx"},
-		{c: Evicted, name: "evicted"}, {needle: true, name: "needle"},
-	}
 	var out []Swatch
 	x, y := x0, 0
-	for _, e := range es {
+	for _, e := range Legend {
 		pw := 2 * f.W
-		wd := pw + f.W/2 + len(e.name)*f.W + f.W
+		wd := pw + f.W/2 + len(e.Name)*f.W + f.W
 		if x > x0 && x+wd > x0+w {
 			x, y = x0, y+f.H+f.H/4
 		}
 		out = append(out, Swatch{
-			Patch:  Rect{x, y + f.H/6, pw, f.H * 2 / 3},
-			Class:  e.c,
-			Alt:    e.alt,
-			Needle: e.needle,
-			Label:  Label{x + pw + f.W/2, y, e.name},
+			Patch:       Rect{x, y + f.H/6, pw, f.H * 2 / 3},
+			LegendEntry: e,
+			Label:       Label{x + pw + f.W/2, y, e.Name},
 		})
 		x += wd
 	}

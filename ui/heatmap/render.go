@@ -11,7 +11,11 @@ import (
 
 // Theme colours of the canvas. The class colours are from the Okabe-Ito
 // palette (Okabe and Ito, "Color Universal Design", 2008), chosen to stay
-// distinct under the common colour-vision deficiencies.
+// distinct under the common colour-vision deficiencies: the tokens kept for
+// their place in blues (sink dark, recent light), those kept for their
+// attention in orange (anchor), summaries in bluish green (two shades,
+// alternating by segment), approximations in reddish purple, the evicted in
+// grey; vermillion marks the needles and nothing else.
 var (
 	Background = color.RGBA{0xfa, 0xfa, 0xf7, 0xff}
 	Ink        = color.RGBA{0x22, 0x22, 0x22, 0xff}
@@ -36,6 +40,39 @@ var (
 // columns: the rarest, most informative class wins, so a single anchor
 // stays visible when zoomed out.
 var classPriority = [numClasses]int{Anchor: 5, Sink: 4, Recent: 3, Approx: 2, Summarized: 1, Evicted: 0}
+
+// LegendEntry is one entry of the class legend: a token class, or the
+// needle mark, and its name.
+type LegendEntry struct {
+	Class Class
+	// Alt: the patch shows the summarized class's two shades.
+	Alt bool
+	// Needle: the entry is the needle mark, not a class.
+	Needle bool
+	Name   string
+}
+
+// Legend is the class legend of every heatmap haeols draws, in order: the
+// browser's swatches (NewLayout) and the PNG's legend (package figure).
+var Legend = []LegendEntry{
+	{Class: Sink, Name: "sink"}, {Class: Recent, Name: "recent"}, {Class: Anchor, Name: "anchor"},
+	{Class: Summarized, Alt: true, Name: "summarized"}, {Class: Approx, Name: "approx"},
+	{Class: Evicted, Name: "evicted"}, {Needle: true, Name: "needle"},
+}
+
+// Paint paints e's patch into the rectangle r of img: the class colour
+// (the summarized class's two shades side by side), or a needle mark.
+func (e LegendEntry) Paint(img *image.RGBA, r Rect) {
+	switch {
+	case e.Needle:
+		fill(img, Rect{r.X + r.W/2 - 1, r.Y, 2, r.H}, NeedleMark)
+	case e.Alt:
+		fill(img, Rect{r.X, r.Y, r.W / 2, r.H}, ClassColor[e.Class])
+		fill(img, Rect{r.X + r.W/2, r.Y, r.W - r.W/2, r.H}, SummarizedAlt)
+	default:
+		fill(img, r, ClassColor[e.Class])
+	}
+}
 
 // StripColumn returns the column whose class a strip pixel covering columns
 // cs shows: the one of highest class priority (the first on ties).
@@ -312,15 +349,7 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 		fill(img, Rect{x, l.Bar.Y + l.Bar.H, 1, max(l.Font.H/4, 2)}, Ink)
 	}
 	for _, s := range l.Swatches {
-		switch {
-		case s.Needle:
-			fill(img, Rect{s.Patch.X + s.Patch.W/2 - 1, s.Patch.Y, 2, s.Patch.H}, NeedleMark)
-		case s.Alt:
-			fill(img, Rect{s.Patch.X, s.Patch.Y, s.Patch.W / 2, s.Patch.H}, ClassColor[s.Class])
-			fill(img, Rect{s.Patch.X + s.Patch.W/2, s.Patch.Y, s.Patch.W - s.Patch.W/2, s.Patch.H}, SummarizedAlt)
-		default:
-			fill(img, s.Patch, ClassColor[s.Class])
-		}
+		s.Paint(img, s.Patch)
 	}
 }
 

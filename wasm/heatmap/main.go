@@ -382,7 +382,7 @@ func (g *game) rehearse() {
 		}
 	}
 	if w.r == nil {
-		w.r, _ = heatmap.NewRenderer(colormap)
+		w.r, _ = heatmap.NewRenderer(heatmap.Colormap)
 	}
 	if w.img == nil || w.img.Bounds() != g.img.Bounds() {
 		w.img = image.NewRGBA(g.img.Bounds())
@@ -940,11 +940,8 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 	return d, nil
 }
 
-// colormap is the heatmap's colormap (assets/).
-const colormap = "viridis"
-
 func main() {
-	r, err := heatmap.NewRenderer(colormap)
+	r, err := heatmap.NewRenderer(heatmap.Colormap)
 	if err != nil {
 		panic(err)
 	}
