@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -561,6 +562,7 @@ func TestLayout(t *testing.T) {
 			inside("swatch", s.Patch)
 		}
 		var maps []Rect
+		axes := 0
 		for _, b := range l.Boxes {
 			if b.Map.Empty() {
 				if tt.w >= 300 {
@@ -576,12 +578,23 @@ func TestLayout(t *testing.T) {
 			if b.Strip.Y < b.Map.Y+b.Map.H || b.Strip.Y+b.Strip.H > l.Bar.Y {
 				t.Errorf("strip %+v not between its map %+v and the legend %+v", b.Strip, b.Map, l.Bar)
 			}
+			if !b.Axis.Empty() {
+				axes++
+				inside("axis", b.Axis)
+				if b.Axis.X != b.Map.X || b.Axis.W != b.Map.W || b.Axis.Y < b.Strip.Y+b.Strip.H || b.Axis.Y+b.Axis.H > l.Bar.Y {
+					t.Errorf("axis %+v not under its strip %+v, above the legend %+v", b.Axis, b.Strip, l.Bar)
+				}
+			}
 			for _, o := range maps {
 				if overlap(o, b.Map) || overlap(o, b.Strip) {
 					t.Errorf("panels overlap: %+v and %+v", o, b)
 				}
 			}
 			maps = append(maps, b.Map)
+		}
+		// An axis under each panel side by side, under the last stacked.
+		if want := map[bool]int{true: 1, false: len(panels)}[l.Stacked]; tt.h >= 300 && axes != want {
+			t.Errorf("%dx%d: %d axes, want %d", tt.w, tt.h, axes, want)
 		}
 	}
 }
@@ -1158,4 +1171,61 @@ func TestLegend(t *testing.T) {
 	if len(seen) != int(numClasses) || needles != 1 {
 		t.Errorf("legend has %d classes of %d and %d needle marks", len(seen), numClasses, needles)
 	}
+}
+
+// TestAxisLabels: each axis numbers the prefix positions of its ticks,
+// under a mark, for the whole map and for a zoomed view.
+func TestAxisLabels(t *testing.T) {
+	const rows, cols = 40, 1000
+	d := testData(t, rows, cols, 24)
+	r, err := NewRenderer(Colormap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	panels, _ := PanelsFor("all")
+	for _, size := range [][2]int{{1400, 500}, {700, 420}} {
+		l := NewLayout(size[0], size[1], panels, rows, cols, font7x13)
+		img := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+		for _, v := range []View{NewView(rows, cols), NewView(rows, cols).Zoom(8, 0.3, 0.5)} {
+			r.Render(img, l, d, v, nil)
+			labels := r.Labels(l, d, v, nil)
+			n := 0
+			for _, b := range l.Boxes {
+				if b.Axis.Empty() {
+					continue
+				}
+				n++
+				ticks := AxisTicks(v.C0, v.CSpan, AxisTickCount)
+				if len(ticks) < 3 {
+					t.Errorf("%v view %+v: ticks %v", size, v, ticks)
+				}
+				for _, tk := range ticks {
+					px := b.Axis.X + CellPixel(tk, b.Map.W, v.C0, v.CSpan)
+					if got := img.RGBAAt(px, b.Axis.Y); got != Muted {
+						t.Errorf("%v: tick %d at x %d: %v, want the mark", size, tk, px, got)
+					}
+					s := strconv.Itoa(tk)
+					found := false
+					for _, lb := range labels {
+						if lb.Text == s && lb.Y == b.Axis.Y+axisTickH(l.Font) && abs(lb.X+len(s)*l.Font.W/2-px) <= l.Font.W {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("%v view %+v: no label %q under x %d", size, v, s, px)
+					}
+				}
+			}
+			if n == 0 {
+				t.Errorf("%v: no axis", size)
+			}
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -335,6 +336,14 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 				}
 			}
 		}
+		// The prefix-position axis's tick marks (Labels numbers them).
+		if !b.Axis.Empty() {
+			for _, t := range AxisTicks(v.C0, v.CSpan, AxisTickCount) {
+				if px := CellPixel(t, b.Map.W, v.C0, v.CSpan); px >= 0 && px < b.Map.W {
+					fill(img, Rect{b.Axis.X + px, b.Axis.Y, 1, axisTickH(l.Font)}, Muted)
+				}
+			}
+		}
 	}
 	// Colour bar.
 	for x := 0; x < l.Bar.W; x++ {
@@ -390,7 +399,8 @@ func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, nan 
 }
 
 // Labels returns the text to draw on layout l: the header (or the waiting
-// message when d is nil), the panel titles, the bar's ticks, the swatch
+// message when d is nil), the panel titles, the prefix positions of the
+// axes' ticks, the bar's ticks, the swatch
 // names and the readout. Text is cut to fit its line.
 func (r *Renderer) Labels(l Layout, d *Data, v View, hover *Readout) []Label {
 	f := l.Font
@@ -422,6 +432,20 @@ func (r *Renderer) Labels(l Layout, d *Data, v View, hover *Readout) []Label {
 			t += zoom
 		}
 		out = append(out, fit(b.Title.X, b.Title.Y, b.Title.W, t))
+	}
+	for _, b := range l.Boxes {
+		if b.Axis.Empty() || b.Map.Empty() {
+			continue
+		}
+		for _, t := range AxisTicks(v.C0, v.CSpan, AxisTickCount) {
+			px := CellPixel(t, b.Map.W, v.C0, v.CSpan)
+			if px < 0 || px >= b.Map.W {
+				continue
+			}
+			s := strconv.Itoa(t)
+			x := min(max(b.Axis.X+px-len(s)*f.W/2, 0), l.W-len(s)*f.W)
+			out = append(out, Label{x, b.Axis.Y + axisTickH(f), s})
+		}
 	}
 	for _, tk := range r.Colors.Scale.Ticks() {
 		if l.Bar.Empty() {

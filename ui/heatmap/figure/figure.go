@@ -85,6 +85,8 @@ func NewLayout(rows, cols int) heatmap.Layout {
 		// needle band and the strip.
 		b.Needles = heatmap.Rect{X: x, Y: b.Map.Y + mh + 2, W: mw, H: needleH}
 		b.Strip = heatmap.Rect{X: x, Y: b.Needles.Y + needleH, W: mw, H: stripH}
+		// The renderer marks the axis's ticks at its top; Draw numbers them.
+		b.Axis = heatmap.Rect{X: x, Y: b.Strip.Y + stripH + 1, W: mw, H: 44}
 		l.Boxes = append(l.Boxes, b)
 	}
 	return l
@@ -128,12 +130,11 @@ func Draw(f Figure) (*image.RGBA, error) {
 			x := mp.Min.X + heatmap.CellPixel(pos, b.Map.W, 0, float64(m.Cols))
 			cv.triangle(x, mp.Min.Y-3, 7, 1, heatmap.NeedleMark)
 		}
-		// The prefix-position axis under the strip.
-		sy := b.Strip.Y + b.Strip.H
-		ty := sy + 22
-		for _, t := range heatmap.AxisTicks(0, float64(m.Cols), 5) {
+		// The numbers of the prefix-position axis's ticks (marked by the
+		// renderer: the same ticks as in the browser).
+		ty := b.Axis.Y + 21
+		for _, t := range heatmap.AxisTicks(0, float64(m.Cols), heatmap.AxisTickCount) {
 			x := mp.Min.X + heatmap.CellPixel(t, b.Map.W, 0, float64(m.Cols))
-			cv.fill(image.Rect(x, sy+1, x+1, sy+5), muted)
 			cv.text(x, ty, strconv.Itoa(t), 13, false, alignCenter, muted)
 		}
 		cv.text(mp.Min.X+mp.Dx()/2, ty+19, "prefix position", 14, false, alignCenter, ink)
