@@ -3,7 +3,9 @@
 // Command heatmap is the haeols attention heatmap renderer for the browser:
 // an ebiten program (GOOS=js GOARCH=wasm, served as heatmap.wasm by
 // heatmap.html) that draws the original | compressed | difference attention
-// maps of one head with their token-class strips and a colour legend.
+// maps of one head with their token-class strips, the prefix-position axis
+// and a colour legend: the same pixels as haeols heatmap's PNG (package
+// github.com/haeols/haeols/ui/heatmap paints both).
 //
 // It is meant to live in an iframe. Its parent posts proto.Maps messages as
 // {json: "...", buffers: {orig, comp, classes, segments: ArrayBuffer}}; only
