@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/haeols/haeols/assets"
 	"github.com/haeols/haeols/core"
 )
 
@@ -299,100 +297,6 @@ func decodePNG(t *testing.T, path string) image.Image {
 	return img
 }
 
-func TestHeatmap(t *testing.T) {
-	p := tinyFile(t)
-	out := filepath.Join(t.TempDir(), "h.png")
-	code, stdout, stderr := cli(t, "heatmap", "-layer", "0", "-head", "1", "-method", "topk", "-ratio", "0.5", "-o", out, p)
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
-	if !strings.Contains(stdout, "wrote "+out) {
-		t.Errorf("stdout %q", stdout)
-	}
-	img := decodePNG(t, out)
-	// tiny: 28 calibration + 8 probe rows, 56 prefix positions, so each
-	// position is 10 px wide (560 px panels) and each row 11 px high
-	// (36*11 + 4 = 400 px panels); 64 + 3*560 + 2*28 + 120 = 1920 wide,
-	// 100 + 400 + 132 = 632 high.
-	if b := img.Bounds(); b.Dx() != 1920 || b.Dy() != 632 {
-		t.Fatalf("size %v, want 1920x632", b.Size())
-	}
-	l := newHeatLayout(36, 28, 56)
-	cmap, _ := assets.Colormap("viridis")
-	rgba := func(x, y int) color.RGBA { return color.RGBAModel.Convert(img.At(x, y)).(color.RGBA) }
-	// The separator between calibration and probe rows is white in every panel.
-	for i := 0; i < 3; i++ {
-		pr := l.panel(i)
-		if got := rgba(pr.Min.X+pr.Dx()/2, l.rowY(l.nbCal)-2); got != (color.RGBA{255, 255, 255, 255}) {
-			t.Errorf("panel %d separator pixel %v, want white", i, got)
-		}
-	}
-	// The colour bar runs from viridis(1) at the top to viridis(0).
-	bx := l.panel(2).Max.X + 28 + colorbarW/2
-	if got := rgba(bx, marginTop); got != cmap.At(1) {
-		t.Errorf("colour bar top %v, want %v", got, cmap.At(1))
-	}
-	if got := rgba(bx, marginTop+l.panelH-1); got != cmap.At(0) {
-		t.Errorf("colour bar bottom %v, want %v", got, cmap.At(0))
-	}
-}
-
-func TestHeatLayout(t *testing.T) {
-	for _, c := range []struct{ rows, calib, cols int }{
-		{36, 28, 56}, {192, 128, 960}, {192, 128, 1984}, {1000, 900, 5000}, {3, 2, 2}, {420, 410, 561},
-	} {
-		l := newHeatLayout(c.rows, c.calib, c.cols)
-		switch {
-		case l.panelW > maxPanelW || l.panelH > maxPanelH:
-			t.Errorf("%v: panel %dx%d over %dx%d", c, l.panelW, l.panelH, maxPanelW, maxPanelH)
-		case l.nbC*l.cf < c.cols || (l.nbC-1)*l.cf >= c.cols:
-			t.Errorf("%v: %d pooled columns of %d do not cover %d exactly", c, l.nbC, l.cf, c.cols)
-		case l.nbCal*l.rf < c.calib || l.nbProbe*l.rf < c.rows-c.calib:
-			t.Errorf("%v: pooled rows %d+%d of %d do not cover the blocks", c, l.nbCal, l.nbProbe, l.rf)
-		case l.panelW < maxPanelW/2 || l.panelH < maxPanelH/2:
-			t.Errorf("%v: panel %dx%d too small", c, l.panelW, l.panelH)
-		}
-	}
-}
-
-func TestPool(t *testing.T) {
-	x := []float32{
-		1, 5, 2, 0, 3,
-		0, 0, 9, 1, 1,
-		4, 0, 0, 0, 0,
-	}
-	got := pool(x, 5, 0, 3, 2, 2)
-	want := [][]float32{{5, 9, 3}, {4, 0, 0}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("pool = %v, want %v", got, want)
-	}
-}
-
-func TestLogScale(t *testing.T) {
-	s := logScale{1e-4}
-	for _, c := range []struct{ v, want float64 }{{0, 0}, {1e-5, 0}, {1e-4, 0}, {1e-2, 0.5}, {1, 1}, {2, 1}, {math.NaN(), 0}} {
-		if got := s.at(c.v); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("at(%v) = %v, want %v", c.v, got, c.want)
-		}
-	}
-}
-
-func TestStripColors(t *testing.T) {
-	c := &core.Cache{
-		Class:   []core.Class{core.Sink, core.Evicted, core.Evicted, core.Anchor, core.Summarized, core.Summarized, core.Summarized, core.Recent},
-		Segment: []int32{-1, -1, -1, -1, 0, 1, 1, -1},
-	}
-	got := stripColors(c, 2)
-	want := []color.RGBA{classColors[core.Sink], classColors[core.Anchor], classColors[core.Summarized], classColors[core.Recent]}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("pooled by 2: %v, want %v", got, want)
-	}
-	got = stripColors(c, 1)
-	if got[5] != summarizedAlt || got[4] != classColors[core.Summarized] {
-		t.Errorf("segments 0 and 1 not in alternating shades: %v %v", got[4], got[5])
-	}
-}
-
 func TestCurve(t *testing.T) {
 	p := tinyFile(t)
 	dir := t.TempDir()
@@ -670,16 +574,5 @@ func TestProgressBar(t *testing.T) {
 	end()
 	if f != nil {
 		t.Errorf("progress callback without a terminal")
-	}
-}
-
-func TestNiceTicks(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		want string
-	}{{56, "[0 10 20 30 40 50]"}, {960, "[0 200 400 600 800]"}, {1, "[0]"}, {5, "[0 1 2 3 4]"}} {
-		if got := fmt.Sprint(niceTicks(c.n, 5)); got != c.want {
-			t.Errorf("niceTicks(%d) = %s, want %s", c.n, got, c.want)
-		}
 	}
 }

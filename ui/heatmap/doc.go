@@ -10,6 +10,15 @@
 // panels into RGBA pixels (Renderer) and answers which query row and key
 // column a pixel shows (Layout.Hit).
 //
+// It is the one renderer of every heatmap haeols draws: the browser's
+// (wasm/heatmap shows its RGBA buffer with ebiten) and the maps of haeols
+// heatmap's PNG (package figure frames them with a title, axes and a
+// legend). One colormap (Colormap) on one scale (DefaultFloor to 1), one
+// class palette (ClassColor, Okabe-Ito, with vermillion kept for the
+// needles), one class legend (Legend) and one pooling rule: a pixel shows
+// the largest value of the cells it covers, a strip pixel the rarest class
+// (StripColumn).
+//
 // The package imports neither core nor ebiten, so that the heatmap wasm stays
 // small; Class mirrors core.Class (a test checks that they agree).
 package heatmap

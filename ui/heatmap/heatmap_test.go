@@ -3,10 +3,12 @@ package heatmap
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"image/color"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -560,6 +562,7 @@ func TestLayout(t *testing.T) {
 			inside("swatch", s.Patch)
 		}
 		var maps []Rect
+		axes := 0
 		for _, b := range l.Boxes {
 			if b.Map.Empty() {
 				if tt.w >= 300 {
@@ -575,12 +578,23 @@ func TestLayout(t *testing.T) {
 			if b.Strip.Y < b.Map.Y+b.Map.H || b.Strip.Y+b.Strip.H > l.Bar.Y {
 				t.Errorf("strip %+v not between its map %+v and the legend %+v", b.Strip, b.Map, l.Bar)
 			}
+			if !b.Axis.Empty() {
+				axes++
+				inside("axis", b.Axis)
+				if b.Axis.X != b.Map.X || b.Axis.W != b.Map.W || b.Axis.Y < b.Strip.Y+b.Strip.H || b.Axis.Y+b.Axis.H > l.Bar.Y {
+					t.Errorf("axis %+v not under its strip %+v, above the legend %+v", b.Axis, b.Strip, l.Bar)
+				}
+			}
 			for _, o := range maps {
 				if overlap(o, b.Map) || overlap(o, b.Strip) {
 					t.Errorf("panels overlap: %+v and %+v", o, b)
 				}
 			}
 			maps = append(maps, b.Map)
+		}
+		// An axis under each panel side by side, under the last stacked.
+		if want := map[bool]int{true: 1, false: len(panels)}[l.Stacked]; tt.h >= 300 && axes != want {
+			t.Errorf("%dx%d: %d axes, want %d", tt.w, tt.h, axes, want)
 		}
 	}
 }
@@ -1101,4 +1115,117 @@ func TestDecodeFactored(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+func TestAxisTicks(t *testing.T) {
+	for _, c := range []struct {
+		start, count float64
+		want         string
+	}{
+		{0, 56, "[0 10 20 30 40 50]"}, {0, 960, "[0 200 400 600 800]"}, {0, 1, "[0]"}, {0, 5, "[0 1 2 3 4]"},
+		{0, 1984, "[0 500 1000 1500]"},
+		// Zoomed in: the multiples of the step among the visible cells
+		// (101 to 150).
+		{100.5, 50, "[110 120 130 140 150]"}, {3.2, 4, "[4 5 6 7]"},
+		{0, 0, "[]"},
+	} {
+		if got := fmt.Sprint(AxisTicks(c.start, c.count, 5)); got != c.want {
+			t.Errorf("AxisTicks(%g, %g) = %s, want %s", c.start, c.count, got, c.want)
+		}
+	}
+}
+
+// TestLegend: the legend names every class once, in its colour, and the
+// needle mark.
+func TestLegend(t *testing.T) {
+	seen := map[Class]bool{}
+	needles := 0
+	for _, e := range Legend {
+		img := image.NewRGBA(image.Rect(0, 0, 16, 10))
+		e.Paint(img, Rect{0, 0, 16, 10})
+		switch {
+		case e.Needle:
+			needles++
+			if got := img.RGBAAt(8, 5); got != NeedleMark {
+				t.Errorf("needle patch %v, want %v", got, NeedleMark)
+			}
+		default:
+			if seen[e.Class] {
+				t.Errorf("class %s twice", e.Class)
+			}
+			seen[e.Class] = true
+			if e.Name != e.Class.String() {
+				t.Errorf("class %s named %q", e.Class, e.Name)
+			}
+			if got := img.RGBAAt(2, 5); got != ClassColor[e.Class] {
+				t.Errorf("%s patch %v, want %v", e.Class, got, ClassColor[e.Class])
+			}
+			if got, want := img.RGBAAt(14, 5), ClassColor[e.Class]; e.Alt {
+				want = SummarizedAlt
+				if got != want {
+					t.Errorf("%s patch's right half %v, want %v", e.Class, got, want)
+				}
+			}
+		}
+	}
+	if len(seen) != int(numClasses) || needles != 1 {
+		t.Errorf("legend has %d classes of %d and %d needle marks", len(seen), numClasses, needles)
+	}
+}
+
+// TestAxisLabels: each axis numbers the prefix positions of its ticks,
+// under a mark, for the whole map and for a zoomed view.
+func TestAxisLabels(t *testing.T) {
+	const rows, cols = 40, 1000
+	d := testData(t, rows, cols, 24)
+	r, err := NewRenderer(Colormap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	panels, _ := PanelsFor("all")
+	for _, size := range [][2]int{{1400, 500}, {700, 420}} {
+		l := NewLayout(size[0], size[1], panels, rows, cols, font7x13)
+		img := image.NewRGBA(image.Rect(0, 0, l.W, l.H))
+		for _, v := range []View{NewView(rows, cols), NewView(rows, cols).Zoom(8, 0.3, 0.5)} {
+			r.Render(img, l, d, v, nil)
+			labels := r.Labels(l, d, v, nil)
+			n := 0
+			for _, b := range l.Boxes {
+				if b.Axis.Empty() {
+					continue
+				}
+				n++
+				ticks := AxisTicks(v.C0, v.CSpan, AxisTickCount)
+				if len(ticks) < 3 {
+					t.Errorf("%v view %+v: ticks %v", size, v, ticks)
+				}
+				for _, tk := range ticks {
+					px := b.Axis.X + CellPixel(tk, b.Map.W, v.C0, v.CSpan)
+					if got := img.RGBAAt(px, b.Axis.Y); got != Muted {
+						t.Errorf("%v: tick %d at x %d: %v, want the mark", size, tk, px, got)
+					}
+					s := strconv.Itoa(tk)
+					found := false
+					for _, lb := range labels {
+						if lb.Text == s && lb.Y == b.Axis.Y+axisTickH(l.Font) && abs(lb.X+len(s)*l.Font.W/2-px) <= l.Font.W {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("%v view %+v: no label %q under x %d", size, v, s, px)
+					}
+				}
+			}
+			if n == 0 {
+				t.Errorf("%v: no axis", size)
+			}
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

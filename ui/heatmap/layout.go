@@ -66,22 +66,21 @@ func (r Rect) Empty() bool { return r.W <= 0 || r.H <= 0 }
 type Font struct{ W, H int }
 
 // Box is one panel's place: its caption, the map itself, a band for needle
-// marks and the token-class strip, all sharing the map's columns (same X
-// and W).
+// marks, the token-class strip and the prefix-position axis (tick marks,
+// then their numbers), all sharing the map's columns (same X and W). Axis
+// is empty for a stacked panel but the last: stacked panels share their
+// columns, and the axis under the last one serves all.
 type Box struct {
-	Kind                       PanelKind
-	Title, Map, Needles, Strip Rect
+	Kind                             PanelKind
+	Title, Map, Needles, Strip, Axis Rect
 }
 
-// Swatch is a legend entry for a token class: a colour patch and its name.
+// Swatch is a legend entry placed on the canvas: its colour patch and its
+// name.
 type Swatch struct {
 	Patch Rect
-	Class Class
-	// Alt draws the patch in the summarized class's two shades.
-	Alt bool
-	// Needle marks the needle swatch (a needle mark, not a class).
-	Needle bool
-	Label  Label
+	LegendEntry
+	Label Label
 }
 
 // Label is a line of text whose top-left corner is at (X, Y).
@@ -150,15 +149,20 @@ func NewLayout(w, h int, panels []PanelKind, rows, cols int, f Font) Layout {
 	if n == 0 {
 		return l
 	}
-	// Per panel, besides the map: title line, needle band, strip, gap.
+	// Per panel, besides the map: title line, needle band, strip, gap;
+	// and the axis under the last stacked panel or under each side by side.
 	needleH := max(f.H/3, 3)
 	stripH := max(f.H*2/3, 4)
+	axisH := axisTickH(f) + lh
 	extra := lh + needleH + stripH + pad
 	availW, availH := w-2*pad, bottom-top
-	// Stacked: n maps of availW x (availH/n - extra).
-	sw, sh := availW, availH/n-extra
-	// Side by side: n maps of (availW - (n-1) pad)/n x (availH - extra).
-	bw, bh := (availW-(n-1)*pad)/n, availH-extra
+	if (availH-axisH)/n-extra < 2*lh {
+		axisH = 0 // too small for an axis: the maps get the room
+	}
+	// Stacked: n maps of availW x ((availH - axis)/n - extra).
+	sw, sh := availW, (availH-axisH)/n-extra
+	// Side by side: n maps of (availW - (n-1) pad)/n x (availH - extra - axis).
+	bw, bh := (availW-(n-1)*pad)/n, availH-extra-axisH
 	cell := func(mw, mh int) float64 {
 		if mw <= 0 || mh <= 0 || rows <= 0 || cols <= 0 {
 			return 0
@@ -179,42 +183,40 @@ func NewLayout(w, h int, panels []PanelKind, rows, cols int, f Font) Layout {
 		b.Map = Rect{x, y0 + lh, mw, mh}
 		b.Needles = Rect{x, b.Map.Y + mh, mw, needleH}
 		b.Strip = Rect{x, b.Needles.Y + needleH, mw, stripH}
+		if axisH > 0 && (!l.Stacked || i == n-1) {
+			b.Axis = Rect{x, b.Strip.Y + stripH, mw, axisH}
+		}
 		if mh == 0 || mw == 0 {
-			b.Needles.H, b.Strip.H = 0, 0
+			b.Needles.H, b.Strip.H, b.Axis.H = 0, 0, 0
 		}
 		l.Boxes = append(l.Boxes, b)
 	}
 	return l
 }
 
+// axisTickH is the height of the prefix-position axis's tick marks, above
+// their numbers.
+func axisTickH(f Font) int { return max(f.H/4, 2) }
+
+// AxisTickCount is how many ticks a prefix-position axis asks AxisTicks
+// for, in the browser and in the PNG.
+const AxisTickCount = 5
+
 // swatches lays out the class legend (and the needle mark) in rows of
 // width w from x, with Y relative to the first row.
 func swatches(x0, w int, f Font) []Swatch {
-	type entry struct {
-		c      Class
-		alt    bool
-		needle bool
-		name   string
-	}
-	es := []entry{
-		{c: Sink, name: "sink"}, {c: Recent, name: "recent"}, {c: Anchor, name: "anchor"},
-		{c: Summarized, alt: true, name: "summarized"}, {c: Approx, name: "approx"},
-		{c: Evicted, name: "evicted"}, {needle: true, name: "needle"},
-	}
 	var out []Swatch
 	x, y := x0, 0
-	for _, e := range es {
+	for _, e := range Legend {
 		pw := 2 * f.W
-		wd := pw + f.W/2 + len(e.name)*f.W + f.W
+		wd := pw + f.W/2 + len(e.Name)*f.W + f.W
 		if x > x0 && x+wd > x0+w {
 			x, y = x0, y+f.H+f.H/4
 		}
 		out = append(out, Swatch{
-			Patch:  Rect{x, y + f.H/6, pw, f.H * 2 / 3},
-			Class:  e.c,
-			Alt:    e.alt,
-			Needle: e.needle,
-			Label:  Label{x + pw + f.W/2, y, e.name},
+			Patch:       Rect{x, y + f.H/6, pw, f.H * 2 / 3},
+			LegendEntry: e,
+			Label:       Label{x + pw + f.W/2, y, e.Name},
 		})
 		x += wd
 	}

@@ -57,6 +57,35 @@ func CellPixel(c int, n int, start, count float64) int {
 	return int(math.Floor((float64(c) + 0.5 - start) / count * float64(n)))
 }
 
+// AxisTicks returns the cells to label along an axis that shows cells
+// [start, start+count): the multiples of a step of 1, 2 or 5 times a power
+// of ten among the cells visible there, about want of them (the smallest
+// such step of at least 0.8 times the visible range over want).
+func AxisTicks(start, count float64, want int) []int {
+	first, last := int(math.Ceil(start)), int(math.Ceil(start+count))-1
+	if last < first {
+		return nil
+	}
+	if last == first {
+		return []int{first}
+	}
+	raw := float64(last-first) / float64(max(want, 1))
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * p
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= 0.8*raw {
+			step = m * p
+			break
+		}
+	}
+	s := max(int(step), 1)
+	var out []int
+	for v := (first + s - 1) / s * s; v <= last; v += s {
+		out = append(out, v)
+	}
+	return out
+}
+
 // Pool max-pools the rows x cols row-major map src onto a w x h grid whose
 // pixel (x, y) covers the cells rowSpans[y] x colSpans[x] (see AxisSpans):
 // dst[y*w+x] is the maximum over those cells, or NaN where the span is

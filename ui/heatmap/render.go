@@ -6,12 +6,17 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // Theme colours of the canvas. The class colours are from the Okabe-Ito
 // palette (Okabe and Ito, "Color Universal Design", 2008), chosen to stay
-// distinct under the common colour-vision deficiencies.
+// distinct under the common colour-vision deficiencies: the tokens kept for
+// their place in blues (sink dark, recent light), those kept for their
+// attention in orange (anchor), summaries in bluish green (two shades,
+// alternating by segment), approximations in reddish purple, the evicted in
+// grey; vermillion marks the needles and nothing else.
 var (
 	Background = color.RGBA{0xfa, 0xfa, 0xf7, 0xff}
 	Ink        = color.RGBA{0x22, 0x22, 0x22, 0xff}
@@ -36,6 +41,39 @@ var (
 // columns: the rarest, most informative class wins, so a single anchor
 // stays visible when zoomed out.
 var classPriority = [numClasses]int{Anchor: 5, Sink: 4, Recent: 3, Approx: 2, Summarized: 1, Evicted: 0}
+
+// LegendEntry is one entry of the class legend: a token class, or the
+// needle mark, and its name.
+type LegendEntry struct {
+	Class Class
+	// Alt: the patch shows the summarized class's two shades.
+	Alt bool
+	// Needle: the entry is the needle mark, not a class.
+	Needle bool
+	Name   string
+}
+
+// Legend is the class legend of every heatmap haeols draws, in order: the
+// browser's swatches (NewLayout) and the PNG's legend (package figure).
+var Legend = []LegendEntry{
+	{Class: Sink, Name: "sink"}, {Class: Recent, Name: "recent"}, {Class: Anchor, Name: "anchor"},
+	{Class: Summarized, Alt: true, Name: "summarized"}, {Class: Approx, Name: "approx"},
+	{Class: Evicted, Name: "evicted"}, {Needle: true, Name: "needle"},
+}
+
+// Paint paints e's patch into the rectangle r of img: the class colour
+// (the summarized class's two shades side by side), or a needle mark.
+func (e LegendEntry) Paint(img *image.RGBA, r Rect) {
+	switch {
+	case e.Needle:
+		fill(img, Rect{r.X + r.W/2 - 1, r.Y, 2, r.H}, NeedleMark)
+	case e.Alt:
+		fill(img, Rect{r.X, r.Y, r.W / 2, r.H}, ClassColor[e.Class])
+		fill(img, Rect{r.X + r.W/2, r.Y, r.W - r.W/2, r.H}, SummarizedAlt)
+	default:
+		fill(img, r, ClassColor[e.Class])
+	}
+}
 
 // StripColumn returns the column whose class a strip pixel covering columns
 // cs shows: the one of highest class priority (the first on ties).
@@ -298,6 +336,14 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 				}
 			}
 		}
+		// The prefix-position axis's tick marks (Labels numbers them).
+		if !b.Axis.Empty() {
+			for _, t := range AxisTicks(v.C0, v.CSpan, AxisTickCount) {
+				if px := CellPixel(t, b.Map.W, v.C0, v.CSpan); px >= 0 && px < b.Map.W {
+					fill(img, Rect{b.Axis.X + px, b.Axis.Y, 1, axisTickH(l.Font)}, Muted)
+				}
+			}
+		}
 	}
 	// Colour bar.
 	for x := 0; x < l.Bar.W; x++ {
@@ -312,15 +358,7 @@ func (r *Renderer) paintBase(img *image.RGBA, l Layout, d *Data, v View) {
 		fill(img, Rect{x, l.Bar.Y + l.Bar.H, 1, max(l.Font.H/4, 2)}, Ink)
 	}
 	for _, s := range l.Swatches {
-		switch {
-		case s.Needle:
-			fill(img, Rect{s.Patch.X + s.Patch.W/2 - 1, s.Patch.Y, 2, s.Patch.H}, NeedleMark)
-		case s.Alt:
-			fill(img, Rect{s.Patch.X, s.Patch.Y, s.Patch.W / 2, s.Patch.H}, ClassColor[s.Class])
-			fill(img, Rect{s.Patch.X + s.Patch.W/2, s.Patch.Y, s.Patch.W - s.Patch.W/2, s.Patch.H}, SummarizedAlt)
-		default:
-			fill(img, s.Patch, ClassColor[s.Class])
-		}
+		s.Paint(img, s.Patch)
 	}
 }
 
@@ -361,7 +399,8 @@ func (r *Renderer) paintMap(img *image.RGBA, bi int, m Rect, src []float32, nan 
 }
 
 // Labels returns the text to draw on layout l: the header (or the waiting
-// message when d is nil), the panel titles, the bar's ticks, the swatch
+// message when d is nil), the panel titles, the prefix positions of the
+// axes' ticks, the bar's ticks, the swatch
 // names and the readout. Text is cut to fit its line.
 func (r *Renderer) Labels(l Layout, d *Data, v View, hover *Readout) []Label {
 	f := l.Font
@@ -393,6 +432,20 @@ func (r *Renderer) Labels(l Layout, d *Data, v View, hover *Readout) []Label {
 			t += zoom
 		}
 		out = append(out, fit(b.Title.X, b.Title.Y, b.Title.W, t))
+	}
+	for _, b := range l.Boxes {
+		if b.Axis.Empty() || b.Map.Empty() {
+			continue
+		}
+		for _, t := range AxisTicks(v.C0, v.CSpan, AxisTickCount) {
+			px := CellPixel(t, b.Map.W, v.C0, v.CSpan)
+			if px < 0 || px >= b.Map.W {
+				continue
+			}
+			s := strconv.Itoa(t)
+			x := min(max(b.Axis.X+px-len(s)*f.W/2, 0), l.W-len(s)*f.W)
+			out = append(out, Label{x, b.Axis.Y + axisTickH(f), s})
+		}
 	}
 	for _, tk := range r.Colors.Scale.Ticks() {
 		if l.Bar.Empty() {

@@ -17,6 +17,11 @@ import (
 // of peaked and of diffuse heads alike.
 const DefaultFloor = 1e-6
 
+// Colormap is the colormap (package assets) of every heatmap haeols draws:
+// viridis, perceptually uniform, readable in grey and under the common
+// colour-vision deficiencies.
+const Colormap = "viridis"
+
 // Scale maps a value to [0, 1] by log10, clipped to [Floor, Top]:
 // t = (log10 v - log10 Floor) / (log10 Top - log10 Floor).
 //

@@ -3,7 +3,9 @@
 // Command heatmap is the haeols attention heatmap renderer for the browser:
 // an ebiten program (GOOS=js GOARCH=wasm, served as heatmap.wasm by
 // heatmap.html) that draws the original | compressed | difference attention
-// maps of one head with their token-class strips and a colour legend.
+// maps of one head with their token-class strips, the prefix-position axis
+// and a colour legend: the same pixels as haeols heatmap's PNG (package
+// github.com/haeols/haeols/ui/heatmap paints both).
 //
 // It is meant to live in an iframe. Its parent posts proto.Maps messages as
 // {json: "...", buffers: {orig, comp, classes, segments: ArrayBuffer}}; only
@@ -382,7 +384,7 @@ func (g *game) rehearse() {
 		}
 	}
 	if w.r == nil {
-		w.r, _ = heatmap.NewRenderer(colormap)
+		w.r, _ = heatmap.NewRenderer(heatmap.Colormap)
 	}
 	if w.img == nil || w.img.Bounds() != g.img.Bounds() {
 		w.img = image.NewRGBA(g.img.Bounds())
@@ -940,11 +942,8 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 	return d, nil
 }
 
-// colormap is the heatmap's colormap (assets/).
-const colormap = "viridis"
-
 func main() {
-	r, err := heatmap.NewRenderer(colormap)
+	r, err := heatmap.NewRenderer(heatmap.Colormap)
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package figure
 
 import (
 	"image"
@@ -12,9 +12,8 @@ import (
 	"gonum.org/v1/plot/font/liberation"
 )
 
-// canvas is a white RGBA image with simple drawing helpers: rectangles,
-// lines, triangles and anti-aliased text in Liberation Sans (gonum/plot's
-// fonts).
+// canvas draws on an RGBA image: rectangles, lines, triangles and
+// anti-aliased text in Liberation Sans (gonum/plot's fonts).
 type canvas struct {
 	img   *image.RGBA
 	fonts *font.Cache
@@ -26,10 +25,9 @@ type faceKey struct {
 	bold bool
 }
 
-func newCanvas(w, h int) *canvas {
-	c := &canvas{img: image.NewRGBA(image.Rect(0, 0, w, h)), fonts: font.NewCache(liberation.Collection()), faces: map[faceKey]xfont.Face{}}
-	draw.Draw(c.img, c.img.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-	return c
+// newCanvas draws on img.
+func newCanvas(img *image.RGBA) *canvas {
+	return &canvas{img: img, fonts: font.NewCache(liberation.Collection()), faces: map[faceKey]xfont.Face{}}
 }
 
 // face returns the Liberation Sans face of that pixel size.
@@ -132,28 +130,4 @@ func (c *canvas) textUp(cx, cy int, s string, size float64, bold bool, col color
 			c.img.SetRGBA(dx, dy, color.RGBA{blend(px.R, bg.R), blend(px.G, bg.G), blend(px.B, bg.B), 255})
 		}
 	}
-}
-
-// niceTicks returns tick values from {1, 2, 5} x 10^k steps covering
-// [0, n-1] with about want ticks (the smallest such step of at least 0.8
-// times (n-1)/want).
-func niceTicks(n, want int) []int {
-	if n <= 1 {
-		return []int{0}
-	}
-	raw := float64(n-1) / float64(max(want, 1))
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := 10 * p
-	for _, m := range []float64{1, 2, 5} {
-		if m*p >= 0.8*raw {
-			step = m * p
-			break
-		}
-	}
-	s := max(int(step), 1)
-	var out []int
-	for v := 0; v <= n-1; v += s {
-		out = append(out, v)
-	}
-	return out
 }
