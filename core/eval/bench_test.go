@@ -78,3 +78,35 @@ func kjv(b *testing.B) llama.Decoder {
 	}
 	return m.Decoder()
 }
+
+// BenchmarkSliderMove is what the browser computes for a slider move on
+// the byte model's default prompt (256 tokens: 224 compressed, 32
+// continued, as the app's What the model says runs it) before it shows the
+// method's numbers: every KV head re-planned at a new ratio and the
+// continuation teacher-forced (EvaluateForced), and then the free run of
+// 32 tokens (FreeRun).
+func BenchmarkSliderMove(b *testing.B) {
+	lm := kjv(b)
+	ref, err := Prepare(lm, Sequence{Tokens: Continue(lm, []int{BOS}, 256), Prefix: 224, Gen: 32}, core.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, part := range []string{"forced", "free"} {
+		b.Run(part, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				p := core.DefaultParams(0.1 + 0.01*float64(i%40))
+				i++
+				var err error
+				if part == "forced" {
+					_, err = ref.EvaluateForced("hae-ols", p)
+				} else {
+					_, _, err = ref.FreeRun("hae-ols", p, nil)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
