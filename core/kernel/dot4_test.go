@@ -19,17 +19,7 @@ func TestDot4(t *testing.T) {
 		for _, nb := range []int{1, 2, 5} {
 			rows := 7
 			w, x := r.vec(rows*n), r.vec(nb*n)
-			want := make([]float32, nb*rows)
-			dot4Go(want, w, x, nb, n, rows)
-			for _, p := range kernelPaths() {
-				got := make([]float32, nb*rows)
-				withPath(p, func() { MatMul4(got, w, x, nb) })
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("n %d, %d rows of x, path %s: out[%d] = %v, portable %v", n, nb, p.name, i, got[i], want[i])
-					}
-				}
-			}
+			want := matMul4Paths(t, w, x, nb, n, rows)
 			for b := 0; b < nb; b++ {
 				for i := 0; i < rows; i++ {
 					var s, mag float64
@@ -63,17 +53,7 @@ func TestDot4(t *testing.T) {
 		for _, nb := range []int{1, 4, 8, 9} {
 			for rows := 4; rows <= 9; rows++ {
 				w, x := r2.vec(rows*n), r2.vec(nb*n)
-				want := make([]float32, nb*rows)
-				dot4Go(want, w, x, nb, n, rows)
-				for _, p := range kernelPaths() {
-					got := make([]float32, nb*rows)
-					withPath(p, func() { MatMul4(got, w, x, nb) })
-					for i := range got {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("n %d, %d rows of x, %d rows, path %s: out[%d] = %v, portable %v", n, nb, rows, p.name, i, got[i], want[i])
-						}
-					}
-				}
+				matMul4Paths(t, w, x, nb, n, rows)
 			}
 		}
 	}
@@ -81,4 +61,22 @@ func TestDot4(t *testing.T) {
 	if got := h.Sum64(); got != golden {
 		t.Errorf("hash %#x, want %#x", got, uint64(golden))
 	}
+}
+
+// matMul4Paths runs MatMul4 on every path of this build and requires the
+// portable loops' bits; it returns them.
+func matMul4Paths(t *testing.T, w, x []float32, nb, n, rows int) []float32 {
+	t.Helper()
+	want := make([]float32, nb*rows)
+	dot4Go(want, w, x, nb, n, rows)
+	for _, p := range kernelPaths() {
+		got := make([]float32, nb*rows)
+		withPath(p, func() { MatMul4(got, w, x, nb) })
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d, %d rows of x, %d weight rows, path %s: out[%d] = %v, portable %v", n, nb, rows, p.name, i, got[i], want[i])
+			}
+		}
+	}
+	return want
 }
