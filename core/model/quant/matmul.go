@@ -32,14 +32,28 @@ func MatMul(t Type, dst []float32, w []byte, rows, cols int, x []float32, n int)
 	if rows == 0 || n == 0 {
 		return
 	}
-	clear(dst[:n*rows])
+	// The vectors' segments, chunk by chunk: the chunk of columns [c0,
+	// c0+cw) of vector j at xp[c0*n+j*cw:], so that each chunk is one
+	// contiguous n x cw block for kernel.Logits, shared by every worker.
+	bs := t.BlockSize()
+	chunk := bs
+	if bs == 1 {
+		chunk = QKK
+	}
+	xp := make([]float32, n*cols)
+	for c0 := 0; c0 < cols; c0 += chunk {
+		cw := min(chunk, cols-c0)
+		for j := 0; j < n; j++ {
+			copy(xp[c0*n+j*cw:c0*n+(j+1)*cw], x[j*cols+c0:j*cols+c0+cw])
+		}
+	}
 	workers := runtime.GOMAXPROCS(0)
 	if int64(rows)*int64(cols)*int64(n) < 1<<20 || rows < 2*panelRows {
 		workers = 1
 	}
 	workers = min(workers, rows/panelRows)
 	if workers <= 1 {
-		matMulRows(t, dst, w, rows, cols, x, n, 0, rows)
+		matMulRows(t, dst, w, rows, cols, xp, n, chunk, 0, rows)
 		return
 	}
 	var wg sync.WaitGroup
@@ -49,40 +63,41 @@ func MatMul(t Type, dst []float32, w []byte, rows, cols int, x []float32, n int)
 		wg.Add(1)
 		go func(r0, r1 int) {
 			defer wg.Done()
-			matMulRows(t, dst, w, rows, cols, x, n, r0, r1)
+			matMulRows(t, dst, w, rows, cols, xp, n, chunk, r0, r1)
 		}(r0, min(r0+per, rows))
 	}
 	wg.Wait()
 }
 
-// matMulRows computes rows [r0, r1) of MatMul's product.
-func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n, r0, r1 int) {
+// matMulRows computes rows [r0, r1) of MatMul's product from the packed
+// vectors xp, a panel of panelRows rows at a time: the panel's partial sums
+// (one per row and vector, in block order) stay in a small buffer while
+// the chunks pass, and are stored in dst once.
+func matMulRows(t Type, dst []float32, w []byte, rows, cols int, xp []float32, n, chunk, r0, r1 int) {
 	rb, _ := t.RowBytes(cols)
 	bs, bb := t.BlockSize(), t.BlockBytes()
-	chunk := bs
-	if bs == 1 {
-		chunk = QKK
-	}
-	xb := make([]float32, n*chunk)
 	wp := make([]float32, panelRows*chunk)
 	tmp := make([]float32, panelRows*n)
-	for c0 := 0; c0 < cols; c0 += chunk {
-		cw := min(chunk, cols-c0)
-		for j := 0; j < n; j++ {
-			copy(xb[j*cw:(j+1)*cw], x[j*cols+c0:j*cols+c0+cw])
-		}
-		off, nb := c0/bs*bb, cw/bs*bb
-		for p := r0; p < r1; p += panelRows {
-			pr := min(panelRows, r1-p)
+	acc := make([]float32, panelRows*n)
+	for p := r0; p < r1; p += panelRows {
+		pr := min(panelRows, r1-p)
+		acc := acc[:pr*n]
+		clear(acc)
+		for c0 := 0; c0 < cols; c0 += chunk {
+			cw := min(chunk, cols-c0)
+			off, nb := c0/bs*bb, cw/bs*bb
 			for i := 0; i < pr; i++ {
 				at := (p+i)*rb + off
 				dequantRow(t, wp[i*cw:(i+1)*cw], w[at:at+nb])
 			}
-			kernel.Logits(tmp, wp[:pr*cw], pr, xb[:n*cw], n, cw, 1)
-			for i := 0; i < pr; i++ {
-				for j := 0; j < n; j++ {
-					dst[j*rows+p+i] += tmp[i*n+j]
-				}
+			kernel.Logits(tmp, wp[:pr*cw], pr, xp[c0*n:c0*n+n*cw], n, cw, 1)
+			for i, v := range tmp[:pr*n] {
+				acc[i] += v
+			}
+		}
+		for i := 0; i < pr; i++ {
+			for j, v := range acc[i*n : (i+1)*n] {
+				dst[j*rows+p+i] = v
 			}
 		}
 	}
