@@ -59,3 +59,11 @@ func elemT4(op int, dst, a, b []float32, f float32) int {
 func dot4Vec(out, w, x []float32, nb, n, rows int) {
 	panic("kernel: built without archsimd kernels")
 }
+
+func blockDotsT4(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
+	panic("kernel: built without archsimd kernels")
+}
