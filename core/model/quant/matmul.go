@@ -60,14 +60,26 @@ func MatMul(t Type, dst []float32, w []byte, rows, cols int, x []float32, n int)
 	wg.Wait()
 }
 
+// panelBuffers keeps matMulRows's buffers (a panel of decoded rows and
+// kernel.BlockDots's work) between calls: a prefill makes hundreds of
+// MatMul calls, whose buffers would otherwise be garbage as large as a
+// small model.
+var panelBuffers sync.Pool
+
 // matMulRows computes rows [r0, r1) of MatMul's product, a panel of
 // panelRows rows at a time: the panel's rows are decoded whole, then
 // kernel.BlockDots takes their dot products with every vector chunk by
 // chunk (Dot's order) and stores them in dst.
 func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n, chunk, r0, r1 int) {
 	rb, _ := t.RowBytes(cols)
-	wp := make([]float32, panelRows*cols)
-	work := make([]float32, kernel.BlockDotsWork(cols))
+	need := panelRows*cols + kernel.BlockDotsWork(cols)
+	buf, _ := panelBuffers.Get().(*[]float32)
+	if buf == nil || cap(*buf) < need {
+		b := make([]float32, need)
+		buf = &b
+	}
+	defer panelBuffers.Put(buf)
+	wp, work := (*buf)[:panelRows*cols], (*buf)[panelRows*cols:need]
 	for p := r0; p < r1; p += panelRows {
 		pr := min(panelRows, r1-p)
 		for i := 0; i < pr; i++ {
