@@ -109,12 +109,16 @@ func TestCaptureSelection(t *testing.T) {
 				}
 			}
 			out := filepath.Join(dir, "x.safetensors")
-			code, _, errOut := cli(t, "capture", "-tokens", "24", "-layers", "0,2", "-o", out, m.path)
-			wantFail(t, code, errOut, exitUsage, "-layers: index 2 out of range: "+m.path+" has 2 layers (0..1)")
-			code, _, errOut = cli(t, "capture", "-tokens", "24", "-heads", "2", "-o", out, m.path)
-			wantFail(t, code, errOut, exitUsage, "-heads: index 2 out of range: "+m.path+" has 2 KV heads (0..1)")
-			code, _, errOut = cli(t, "capture", "-tokens", "24", "-heads", "a", "-o", out, m.path)
-			wantFail(t, code, errOut, exitUsage, `-heads: "a" is not an index`)
+			for _, c := range []struct{ flag, value, want string }{
+				{"-layers", "0,2", "-layers: index 2 out of range: " + m.path + " has 2 layers (0..1)"},
+				{"-heads", "2", "-heads: index 2 out of range: " + m.path + " has 2 KV heads (0..1)"},
+				{"-heads", "a", `-heads: "a" is not an index`},
+			} {
+				code, _, errOut := cli(t, "capture", "-tokens", "24", c.flag, c.value, "-o", out, m.path)
+				if code != exitUsage || !strings.Contains(errOut, c.want) {
+					t.Errorf("%s %s: exit %d, %q; want exit %d and %q", c.flag, c.value, code, errOut, exitUsage, c.want)
+				}
+			}
 		})
 	}
 }
