@@ -24,6 +24,13 @@ a Hugging Face folder (which carry their tokenizers; the sample's metadata
 records the architecture, the weights' types and the tokenizer). The first
 -prefix positions are the cache to compress, the rest are probe queries.
 
+-layers and -heads keep a sample of a big model small: lists of indices
+and ranges, such as 0,3 or 0-3,7 (counted from 0). -heads names KV heads:
+each is kept with the query heads that share it (grouped-query attention),
+as the sample format groups them, so a model with 9 query heads and 3 KV
+heads gives 3 query heads per KV head kept. The model still runs whole;
+the sample's metadata records the original indices ("layers", "kv_heads").
+
 Example:
   haeols capture -tokens 512 -o stories260K.safetensors ../shared/models/stories260K.bin
 `
@@ -39,6 +46,8 @@ func cmdCapture(e *env, args []string) error {
 	tokPath := fs.String("z", "", "llama2.c tokenizer.bin for token strings (default: ids as strings)")
 	dtype := fs.String("dtype", sample.F16, "stored number type: F32, F16 or BF16")
 	out := fs.String("o", "", "output file (default MODEL.safetensors; - for standard output)")
+	layerList := fs.String("layers", "", "layers to keep, e.g. 0,3 or 0-3 (default: all)")
+	headList := fs.String("heads", "", "KV heads to keep, each with its query heads, e.g. 0,1 or 0-2 (default: all)")
 	pos, err := parse(e, fs, args, captureUsage, 1)
 	if err != nil {
 		return err
@@ -54,9 +63,17 @@ func cmdCapture(e *env, args []string) error {
 	default:
 		return usagef("-dtype %q: want F32, F16 or BF16", *dtype)
 	}
+	layers, err := parseIndices("layers", *layerList)
+	if err != nil {
+		return err
+	}
+	kvHeads, err := parseIndices("heads", *headList)
+	if err != nil {
+		return err
+	}
 	if isCheckpoint(pos[0]) {
 		return captureCheckpoint(e, pos[0], captureSpec{prompt: *prompt, text: *text, tokPath: *tokPath, tokens: *tokens, prefix: *prefix,
-			temperature: *temp, dtype: *dtype, out: *out})
+			temperature: *temp, dtype: *dtype, out: *out, layers: layers, kvHeads: kvHeads})
 	}
 	if *prompt == "" {
 		*prompt = strconv.Itoa(llama.BOS)
@@ -85,6 +102,9 @@ func cmdCapture(e *env, args []string) error {
 	}
 	m, err := llama.Load(pos[0])
 	if err != nil {
+		return err
+	}
+	if err := checkSelection(layers, kvHeads, m.Config().Layers, m.Config().KVHeads, pos[0]); err != nil {
 		return err
 	}
 	var tok *llama.Tokenizer
@@ -126,6 +146,9 @@ func cmdCapture(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if s, err = selectCapture(s, layers, kvHeads); err != nil {
+		return err
+	}
 	if err := checkActivations(s, quotePath(pos[0])); err != nil {
 		return err
 	}
@@ -138,6 +161,88 @@ func cmdCapture(e *env, args []string) error {
 	fmt.Fprintf(e.reportTo(path), "wrote %s: %s, %d layers x %d heads (%d KV), N=%d (prefix %d + %d probes), d=%d, %s\n",
 		quotePath(path), termsafe.String(s.Meta.Source), s.L, s.H, s.HKV, s.N, s.Prefix(), s.N-s.Prefix(), s.D, *dtype)
 	return nil
+}
+
+// parseIndices parses the named flag's list of indices: comma-separated
+// non-negative integers and ranges a-b (a <= b, both kept), such as 0,3 or
+// 0-3,7; "" is nil (all). An index given twice, or a list of more than
+// maxIndices, is a usage error naming the flag.
+func parseIndices(flagName, s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		a, b, isRange := strings.Cut(f, "-")
+		lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+		hi, err2 := lo, error(nil)
+		if isRange {
+			hi, err2 = strconv.Atoi(strings.TrimSpace(b))
+		}
+		if err1 != nil || err2 != nil || lo < 0 || hi < 0 {
+			return nil, usagef("-%s: %q is not an index or a range a-b of indices (counted from 0)", flagName, f)
+		}
+		if hi < lo {
+			return nil, usagef("-%s: range %q runs backwards", flagName, f)
+		}
+		if hi-lo >= maxIndices || len(out)+hi-lo+1 > maxIndices {
+			return nil, usagef("-%s: more than %d indices", flagName, maxIndices)
+		}
+		for i := lo; i <= hi; i++ {
+			if seen[i] {
+				return nil, usagef("-%s: index %d given twice", flagName, i)
+			}
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// maxIndices bounds an index list (more than any model has layers or
+// heads).
+const maxIndices = 1 << 16
+
+// checkSelection checks the -layers and -heads indices against the model's
+// layers and KV heads: an index out of range is a usage error naming the
+// flag and the model's count.
+func checkSelection(layers, kvHeads []int, nLayers, nKVHeads int, model string) error {
+	for _, c := range []struct {
+		flag, what string
+		idx        []int
+		n          int
+	}{{"layers", "layers", layers, nLayers}, {"heads", "KV heads", kvHeads, nKVHeads}} {
+		for _, i := range c.idx {
+			if i >= c.n {
+				return usagef("-%s: index %d out of range: %s has %d %s (0..%d)", c.flag, i, quotePath(model), c.n, c.what, c.n-1)
+			}
+		}
+	}
+	return nil
+}
+
+// selectCapture keeps the selected layers and KV heads of a capture (nil:
+// all), recording them in its metadata (sample.Sample.Select) and saying
+// so in its description.
+func selectCapture(s *sample.Sample, layers, kvHeads []int) (*sample.Sample, error) {
+	if layers == nil && kvHeads == nil {
+		return s, nil
+	}
+	sel, err := s.Select(layers, kvHeads)
+	if err != nil {
+		return nil, err
+	}
+	kept := func(key string) string {
+		if v, ok := sel.Meta.Extra[key]; ok {
+			return v
+		}
+		return "all"
+	}
+	sel.Meta.Description += fmt.Sprintf("; this sample keeps layers %s and KV heads %s of them, each KV head with the query heads that share it",
+		kept(sample.KeyLayers), kept(sample.KeyKVHeads))
+	return sel, nil
 }
 
 // checkActivations refuses a capture whose activations overflowed or

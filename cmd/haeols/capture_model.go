@@ -22,6 +22,7 @@ type captureSpec struct {
 	tokens, prefix        int
 	temperature           float64
 	dtype, out            string
+	layers, kvHeads       []int // nil: all
 }
 
 // captureCheckpoint is haeols capture of a GGUF file or a Hugging Face
@@ -45,6 +46,9 @@ func captureCheckpoint(e *env, path string, sp captureSpec) error {
 	}
 	lm, codec, ck, err := openLM(path, sp.tokPath)
 	if err != nil {
+		return err
+	}
+	if err := checkSelection(sp.layers, sp.kvHeads, ck.Config.Layers, ck.Config.KVHeads, path); err != nil {
 		return err
 	}
 	ids := eval.Start(codec)
@@ -89,6 +93,9 @@ func captureCheckpoint(e *env, path string, sp captureSpec) error {
 	}
 	s := ref.Sample
 	describeCheckpoint(s, displayName(path), ck, codec, seq.Tokens, len(ids))
+	if s, err = selectCapture(s, sp.layers, sp.kvHeads); err != nil {
+		return err
+	}
 	if err := checkActivations(s, quotePath(path)); err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@
 //     from zero: s = 0; s += a[0]*b[0]; s += a[1]*b[1]; ... Logits stores
 //     scale*s, so Logits(q, k)[i,j] == scale*Dot(q[i], k[j]) bit for bit, as
 //     in the plain loops.
+//   - A blocked dot product (BlockDots) sums each block of bs elements so,
+//     then adds the block sums to zero in block order (a lane per row).
 //   - A weighted sum of rows (MatMul, BinMass, Partial) is summed per output
 //     column in key order: o[c] += a[j]*b[j,c] for j = 0, 1, ... (for
 //     BinMass, in the order of idx).
@@ -35,15 +37,16 @@
 //     GOEXPERIMENT=simd: one 4-lane source compiled to WebAssembly SIMD128
 //     and, on amd64 CPUs with AVX2, to 128-bit AVX, plus 8-lane AVX2
 //     versions; the width is chosen once at start-up (vecLanes). They run
-//     Logits, MatMul, BinMass, the weighted sums of Partial, Exp32 and
-//     Log32 four at a time (one element per lane) in SoftmaxRows, the
+//     Logits, MatMul, BlockDots, BinMass, the weighted sums of Partial,
+//     Exp32 and Log32 four at a time (one element per lane) in SoftmaxRows, the
 //     entropies and Partial, and the elementwise column sums, scalings and
 //     quotients of ColMean, SoftmaxRows and KeyEntropy. Dot and the row
 //     sums stay scalar: each is one sum in index order. archsimd needs AVX2 on amd64 (its Broadcast
 //     does).
 //   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): the same kernels
-//     where the archsimd ones are not built or the CPU lacks AVX2, and
-//     AxpyWiden everywhere on amd64.
+//     (but BlockDots, which then runs the portable loops) where the
+//     archsimd ones are not built or the CPU lacks AVX2, and AxpyWiden
+//     everywhere on amd64.
 //
 // TestPathsMatch and TestElementwiseMatchPaths run every path this build
 // and CPU have against the portable loops, and the golden checksum of

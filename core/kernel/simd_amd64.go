@@ -231,3 +231,40 @@ func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 		}
 	}
 }
+
+// blockDotsT8 is blockDotsT4 for 8 packed rows: wt[8c+r] is row r's
+// element c (8*d floats), lane r accumulates row r.
+func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
+	defer clearUpper()
+	_ = wt[8*d-1]
+	pw := unsafe.Pointer(&wt[0])
+	var t [4][8]float32
+	for j := 0; j+4 <= nk; j += 4 {
+		x0 := x[j*d : j*d+d]
+		x1, x2, x3 := x[(j+1)*d:(j+1)*d+d], x[(j+2)*d:(j+2)*d+d], x[(j+3)*d:(j+3)*d+d]
+		var s0, s1, s2, s3 archsimd.Float32x8
+		for b0 := 0; b0 < d; b0 += bs {
+			b1 := min(b0+bs, d)
+			y0 := x0[b0:b1]
+			y1, y2, y3 := x1[b0:b1], x2[b0:b1], x3[b0:b1]
+			y1, y2, y3 = y1[:len(y0)], y2[:len(y0)], y3[:len(y0)]
+			pb := unsafe.Add(pw, 32*b0)
+			var a0, a1, a2, a3 archsimd.Float32x8
+			for c, v := range y0 {
+				q := vec8(unsafe.Add(pb, 32*c))
+				a0 = a0.Add(q.Mul(archsimd.BroadcastFloat32x8(v)))
+				a1 = a1.Add(q.Mul(archsimd.BroadcastFloat32x8(y1[c])))
+				a2 = a2.Add(q.Mul(archsimd.BroadcastFloat32x8(y2[c])))
+				a3 = a3.Add(q.Mul(archsimd.BroadcastFloat32x8(y3[c])))
+			}
+			s0, s1, s2, s3 = s0.Add(a0), s1.Add(a1), s2.Add(a2), s3.Add(a3)
+		}
+		s0.StoreArray(&t[0])
+		s1.StoreArray(&t[1])
+		s2.StoreArray(&t[2])
+		s3.StoreArray(&t[3])
+		for i := range t {
+			copy(dst[(j+i)*ldd:(j+i)*ldd+rows], t[i][:rows])
+		}
+	}
+}

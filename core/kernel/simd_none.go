@@ -63,3 +63,11 @@ func dot4Vec(out, w, x []float32, nb, n, rows int) {
 func keyBlockT4(dst []float32, ldd int, q []float32, rows int, kt []float32, d int) {
 	panic("kernel: built without archsimd kernels")
 }
+
+func blockDotsT4(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
+	panic("kernel: built without archsimd kernels")
+}
+
+func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
+	panic("kernel: built without archsimd kernels")
+}

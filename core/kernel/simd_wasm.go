@@ -33,3 +33,8 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
 	panic("kernel: no 8-lane kernels in wasm")
 }
+
+// blockDotsT8 is never called when vecLanes is 4.
+func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
+	panic("kernel: no 8-lane kernels in wasm")
+}

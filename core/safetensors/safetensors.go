@@ -8,8 +8,11 @@
 // header before allocating for it: its length against MaxHeader and the
 // file, each shape against MaxRank and MaxElements, each tensor's byte
 // count against its dtype and shape, and the offsets must tile the data
-// section exactly (no overlap, no gap, nothing after). Duplicate keys are
-// refused.
+// section exactly (no overlap, no gap, nothing after). The JSON must be
+// valid UTF-8 with no escaped lone surrogate and no key twice in any object
+// (encoding/json would let each pass silently). ParseHeader and ReadHeader
+// give the header alone, with a reader's own checks of each entry (Check):
+// core/sample reads samples through them.
 package safetensors
 
 import (
@@ -44,6 +47,57 @@ const KeyMetadata = "__metadata__"
 
 // ErrFormat is wrapped by every error about a malformed file.
 var ErrFormat = errors.New("not a valid safetensors file")
+
+// Error is the error of a malformed file: the tensor or the metadata key it
+// is about (when one is) and the problem. It wraps ErrFormat and Err. Its
+// text reads, for example,
+//
+//	not a valid safetensors file: tensor k: data_offsets [0, 96] hold 96 bytes, shape [1 2 3 4] dtype F16 needs 48
+type Error struct {
+	Tensor string // the tensor's name, or ""
+	Key    string // the __metadata__ key, or ""
+	Err    error  // the problem
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Tensor != "":
+		return fmt.Sprintf("%v: tensor %s: %v", ErrFormat, e.Tensor, e.Err)
+	case e.Key != "":
+		return fmt.Sprintf("%v: %s %q: %v", ErrFormat, KeyMetadata, e.Key, e.Err)
+	}
+	return fmt.Sprintf("%v: %v", ErrFormat, e.Err)
+}
+
+// Unwrap returns ErrFormat and the problem.
+func (e *Error) Unwrap() []error { return []error{ErrFormat, e.Err} }
+
+// formatErr is an *Error about no tensor or key.
+func formatErr(format string, a ...any) error { return &Error{Err: fmt.Errorf(format, a...)} }
+
+// Info is a tensor's entry in the header: its name, dtype, shape and the
+// [Begin, End) byte offsets of its data in the data section.
+type Info struct {
+	Name       string
+	DType      string
+	Shape      []int
+	Begin, End uint64
+}
+
+// Header is a parsed header: the metadata and the tensors' entries in data
+// order (their offsets tile the data section).
+type Header struct {
+	Metadata map[string]string
+	Tensors  []Info
+}
+
+// Check is a reader's own check of a tensor's entry (the names and dtypes
+// it accepts, the shapes it can use), called by ParseHeader after the
+// entry's dtype and shape are parsed and before its size and offsets are
+// checked; its error is returned unchanged. dtype is not yet known to be
+// one of the format's, and the shape's dimensions are each at most
+// MaxElements, their product not yet checked.
+type Check func(name, dtype string, shape []int) error
 
 // dtypeSizes are the element sizes of the dtypes of the format.
 var dtypeSizes = map[string]int{
@@ -88,58 +142,94 @@ func (f *File) Tensor(name string) (*Tensor, bool) {
 	return t, ok
 }
 
-// span is a tensor's data offsets.
-type span struct{ begin, end uint64 }
-
-// parseHeader parses the JSON header of a file whose data section has n
-// bytes, returning the tensors (Data unset) in data order and their spans.
-func parseHeader(header []byte, n uint64) (*File, []span, error) {
+// ParseHeader parses the JSON header of a file whose data section has n
+// bytes: the header must be valid UTF-8 with no escaped lone surrogate and
+// no key twice in any object, each entry must be well formed and within
+// the limits, and the offsets must tile the data section. check, when not
+// nil, is called for each tensor (see Check). Its errors are *Error but
+// for check's.
+func ParseHeader(header []byte, n uint64, check Check) (*Header, error) {
+	if len(header) < 2 || header[0] != '{' {
+		return nil, formatErr("header does not start with '{'")
+	}
+	if err := checkJSON(header); err != nil {
+		return nil, formatErr("header: %w", err)
+	}
 	entries, err := parseObject(header)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: header: %v", ErrFormat, err)
+		return nil, formatErr("header: %w", err)
 	}
 	if len(entries) > MaxTensors+1 {
-		return nil, nil, fmt.Errorf("%w: %d tensors, more than the %d this reader accepts", ErrFormat, len(entries), MaxTensors)
+		return nil, formatErr("%d tensors, more than the %d this reader accepts", len(entries), MaxTensors)
 	}
-	f := &File{Metadata: map[string]string{}, byName: map[string]*Tensor{}}
-	var spans []span
+	h := &Header{Metadata: map[string]string{}}
 	for _, e := range entries {
 		if e.key == KeyMetadata {
-			if f.Metadata, err = parseMetadata(e.value); err != nil {
-				return nil, nil, err
+			if h.Metadata, err = parseMetadata(e.value); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		t, s, err := parseInfo(e.key, e.value, n)
+		t, err := parseInfo(e.key, e.value, n, check)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		f.Tensors = append(f.Tensors, t)
-		f.byName[t.Name] = t
-		spans = append(spans, s)
+		h.Tensors = append(h.Tensors, t)
 	}
-	idx := make([]int, len(f.Tensors))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return spans[idx[a]].begin < spans[idx[b]].begin })
-	ts, ss := make([]*Tensor, len(idx)), make([]span, len(idx))
+	ts := h.Tensors
+	sort.SliceStable(ts, func(a, b int) bool { return ts[a].Begin < ts[b].Begin })
 	end := uint64(0)
-	for i, j := range idx {
-		ts[i], ss[i] = f.Tensors[j], spans[j]
-		switch s := ss[i]; {
-		case s.begin < end:
-			return nil, nil, fmt.Errorf("%w: tensor %s: data_offsets [%d, %d] overlap tensor %s", ErrFormat, ts[i].Name, s.begin, s.end, ts[i-1].Name)
-		case s.begin > end:
-			return nil, nil, fmt.Errorf("%w: tensor %s: data_offsets [%d, %d] leave a gap of %d bytes before them", ErrFormat, ts[i].Name, s.begin, s.end, s.begin-end)
+	for i, t := range ts {
+		switch {
+		case t.Begin < end:
+			p := ts[i-1]
+			return nil, &Error{Tensor: t.Name, Err: fmt.Errorf("data_offsets [%d, %d] overlap tensor %q at [%d, %d]", t.Begin, t.End, p.Name, p.Begin, p.End)}
+		case t.Begin > end:
+			return nil, &Error{Tensor: t.Name, Err: fmt.Errorf("data_offsets [%d, %d] leave a gap of %d bytes before them", t.Begin, t.End, t.Begin-end)}
 		}
-		end = ss[i].end
+		end = t.End
 	}
 	if end != n {
-		return nil, nil, fmt.Errorf("%w: the data section has %d bytes, the tensors end at %d", ErrFormat, n, end)
+		return nil, formatErr("%d bytes of data after the last tensor (the data section has %d bytes, the tensors end at %d)", n-end, n, end)
 	}
-	f.Tensors = ts
-	return f, ss, nil
+	return h, nil
+}
+
+// ReadHeader reads and parses the header of the safetensors file of size
+// bytes read from r (ParseHeader, with check), checking the header's length
+// against MaxHeader and the file first. It returns the header and the
+// offset of the data section in the file. Errors about the file's contents
+// are *Error (but check's); an error reading r is returned wrapped.
+func ReadHeader(r io.ReaderAt, size int64, check Check) (*Header, int64, error) {
+	var prefix [8]byte
+	n, err := r.ReadAt(prefix[:min(8, max(size, 0))], 0)
+	if n < len(prefix) && size >= 8 {
+		return nil, 0, fmt.Errorf("reading the header length: %w", err)
+	}
+	hl, err := headerLength(prefix[:n], size)
+	if err != nil {
+		return nil, 0, err
+	}
+	header := make([]byte, hl)
+	if m, err := r.ReadAt(header, 8); m != len(header) {
+		return nil, 0, fmt.Errorf("reading the %d-byte header: %w", hl, err)
+	}
+	h, err := ParseHeader(header, uint64(size)-8-hl, check)
+	if err != nil {
+		return nil, 0, err
+	}
+	return h, int64(8 + hl), nil
+}
+
+// file returns the File of a parsed header whose data section is data.
+func (h *Header) file(data []byte) *File {
+	f := &File{Metadata: h.Metadata, byName: map[string]*Tensor{}}
+	for _, i := range h.Tensors {
+		t := &Tensor{Name: i.Name, DType: i.DType, Shape: i.Shape, Data: data[i.Begin:i.End:i.End]}
+		f.Tensors = append(f.Tensors, t)
+		f.byName[t.Name] = t
+	}
+	return f
 }
 
 type entry struct {
@@ -189,6 +279,8 @@ func parseObject(b []byte) ([]entry, error) {
 	return es, nil
 }
 
+// parseMetadata parses the __metadata__ object: string keys to string
+// values.
 func parseMetadata(v json.RawMessage) (map[string]string, error) {
 	out := map[string]string{}
 	if string(v) == "null" {
@@ -196,23 +288,24 @@ func parseMetadata(v json.RawMessage) (map[string]string, error) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil {
-		return nil, fmt.Errorf("%w: %s is not an object: %v", ErrFormat, KeyMetadata, err)
+		return nil, formatErr("%s is not an object of strings: %w", KeyMetadata, err)
 	}
 	for k, r := range m {
 		var s string
 		if err := json.Unmarshal(r, &s); err != nil {
-			return nil, fmt.Errorf("%w: %s %q: value %.40s is not a string", ErrFormat, KeyMetadata, k, r)
+			return nil, &Error{Key: k, Err: fmt.Errorf("value %.40s is not a string (every %s value is a string)", r, KeyMetadata)}
 		}
 		out[k] = s
 	}
 	return out, nil
 }
 
-// parseInfo parses {"dtype", "shape", "data_offsets"} of tensor name and
-// checks it against a data section of n bytes.
-func parseInfo(name string, v json.RawMessage, n uint64) (*Tensor, span, error) {
-	fail := func(format string, a ...any) (*Tensor, span, error) {
-		return nil, span{}, fmt.Errorf("%w: tensor %s: %s", ErrFormat, name, fmt.Sprintf(format, a...))
+// parseInfo parses {"dtype", "shape", "data_offsets"} of tensor name,
+// calls check (when not nil) and checks the entry against a data section
+// of n bytes.
+func parseInfo(name string, v json.RawMessage, n uint64, check Check) (Info, error) {
+	fail := func(format string, a ...any) (Info, error) {
+		return Info{}, &Error{Tensor: name, Err: fmt.Errorf(format, a...)}
 	}
 	var info struct {
 		DType   *string           `json:"dtype"`
@@ -220,27 +313,37 @@ func parseInfo(name string, v json.RawMessage, n uint64) (*Tensor, span, error) 
 		Offsets []json.RawMessage `json:"data_offsets"`
 	}
 	if err := json.Unmarshal(v, &info); err != nil {
-		return fail("bad tensor info %.80s: %v", v, err)
+		return fail("bad tensor info %.80s: %w", v, err)
 	}
 	if info.DType == nil || info.Shape == nil || info.Offsets == nil {
 		return fail("tensor info %.80s lacks dtype, shape or data_offsets", v)
 	}
-	size := DTypeSize(*info.DType)
-	if size == 0 {
-		return fail("unknown dtype %q", *info.DType)
-	}
-	if len(info.Shape) > MaxRank {
-		return fail("shape has rank %d, more than %d", len(info.Shape), MaxRank)
-	}
-	t := &Tensor{Name: name, DType: *info.DType, Shape: make([]int, len(info.Shape))}
-	elems := uint64(1)
+	t := Info{Name: name, DType: *info.DType, Shape: make([]int, len(info.Shape))}
 	for i, r := range info.Shape {
 		d, err := strconv.ParseUint(string(r), 10, 64)
-		if err != nil || d > MaxElements || (d > 0 && elems > MaxElements/d) {
-			return fail("shape %s: dimension %s is not an integer of at most %d elements in all", joinRaw(info.Shape), r, uint64(MaxElements))
+		if err != nil || d > MaxElements {
+			return fail("shape %s: dimension %s is not an integer of at most %d", joinRaw(info.Shape), r, uint64(MaxElements))
 		}
 		t.Shape[i] = int(d)
-		elems *= d
+	}
+	if check != nil {
+		if err := check(name, t.DType, t.Shape); err != nil {
+			return Info{}, err
+		}
+	}
+	size := DTypeSize(t.DType)
+	if size == 0 {
+		return fail("unknown dtype %q", t.DType)
+	}
+	if len(t.Shape) > MaxRank {
+		return fail("shape has rank %d, more than %d", len(t.Shape), MaxRank)
+	}
+	elems := uint64(1)
+	for _, d := range t.Shape {
+		if d > 0 && elems > MaxElements/uint64(d) {
+			return fail("shape %v has more elements than the at most %d this reader accepts", t.Shape, uint64(MaxElements))
+		}
+		elems *= uint64(d)
 	}
 	if len(info.Offsets) != 2 {
 		return fail("data_offsets %s: want [begin, end]", joinRaw(info.Offsets))
@@ -257,12 +360,13 @@ func parseInfo(name string, v json.RawMessage, n uint64) (*Tensor, span, error) 
 		return fail("data_offsets [%d, %d] end before they begin", s[0], s[1])
 	}
 	if have, need := s[1]-s[0], elems*uint64(size); have != need {
-		return fail("data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", s[0], s[1], have, t.Shape, t.DType, need)
+		return fail("data_offsets [%d, %d] hold %d bytes, shape %v dtype %s needs %d", s[0], s[1], have, t.Shape, t.DType, need)
 	}
 	if s[1] > n {
 		return fail("data_offsets [%d, %d] run past the end of the %d-byte data section (truncated?)", s[0], s[1], n)
 	}
-	return t, span{s[0], s[1]}, nil
+	t.Begin, t.End = s[0], s[1]
+	return t, nil
 }
 
 func joinRaw(rs []json.RawMessage) string {
@@ -281,14 +385,14 @@ func joinRaw(rs []json.RawMessage) string {
 // returns the header length.
 func headerLength(prefix []byte, size int64) (uint64, error) {
 	if size < 8 || len(prefix) < 8 {
-		return 0, fmt.Errorf("%w: %d bytes, too short for the 8-byte header length", ErrFormat, size)
+		return 0, formatErr("file is %d bytes, too short for the 8-byte header length", size)
 	}
 	hl := binary.LittleEndian.Uint64(prefix)
 	switch {
 	case hl > MaxHeader:
-		return 0, fmt.Errorf("%w: header length %d exceeds the %d-byte limit", ErrFormat, hl, MaxHeader)
+		return 0, formatErr("header length %d exceeds the %d-byte limit", hl, MaxHeader)
 	case hl > uint64(size-8):
-		return 0, fmt.Errorf("%w: header length %d runs past the end of the %d-byte file (truncated?)", ErrFormat, hl, size)
+		return 0, formatErr("header length %d runs past the end of the %d-byte file (truncated?)", hl, size)
 	}
 	return hl, nil
 }
@@ -296,19 +400,11 @@ func headerLength(prefix []byte, size int64) (uint64, error) {
 // Decode parses the safetensors file held in data; the tensors' Data
 // alias it. name labels errors.
 func Decode(name string, data []byte) (*File, error) {
-	hl, err := headerLength(data, int64(len(data)))
+	h, base, err := ReadHeader(bytes.NewReader(data), int64(len(data)), nil)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %s: %w", name, err)
 	}
-	body := data[8+hl:]
-	f, ss, err := parseHeader(data[8:8+hl], uint64(len(body)))
-	if err != nil {
-		return nil, fmt.Errorf("safetensors: %s: %w", name, err)
-	}
-	for i, t := range f.Tensors {
-		t.Data = body[ss[i].begin:ss[i].end:ss[i].end]
-	}
-	return f, nil
+	return h.file(data[base:]), nil
 }
 
 // Open reads the safetensors file at path: the header is read and checked
@@ -320,29 +416,15 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
 	}
 	defer fd.Close()
-	var prefix [8]byte
-	n, _ := fd.ReadAt(prefix[:], 0)
-	hl, err := headerLength(prefix[:n], size)
+	h, base, err := ReadHeader(fd, size, nil)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
 	}
-	header := make([]byte, hl)
-	if m, err := fd.ReadAt(header, 8); m != len(header) {
-		return nil, fmt.Errorf("safetensors: %s: reading the header: %w", path, err)
-	}
-	body := uint64(size) - 8 - hl
-	f, ss, err := parseHeader(header, body)
-	if err != nil {
-		return nil, fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	data := make([]byte, body)
-	if m, err := fd.ReadAt(data, int64(8+hl)); m != len(data) {
+	data := make([]byte, size-base)
+	if m, err := fd.ReadAt(data, base); m != len(data) {
 		return nil, fmt.Errorf("safetensors: %s: reading the data: %w", path, err)
 	}
-	for i, t := range f.Tensors {
-		t.Data = data[ss[i].begin:ss[i].end:ss[i].end]
-	}
-	return f, nil
+	return h.file(data), nil
 }
 
 // Write writes a safetensors file: the tensors in the order given, the

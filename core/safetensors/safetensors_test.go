@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -73,14 +74,18 @@ func TestHostile(t *testing.T) {
 		{"short", []byte{1, 2}, "too short"},
 		{"length lies", binary.LittleEndian.AppendUint64(nil, 1000), "runs past the end"},
 		{"length huge", binary.LittleEndian.AppendUint64(nil, 1<<40), "exceeds"},
-		{"not object", file(`[1]`, 0), "want a JSON object"},
+		{"not object", file(`[1]`, 0), "header does not start with '{'"},
+		{"empty header", file(``, 0), "header does not start with '{'"},
+		{"bad utf-8", file("{\"__metadata__\":{\"a\":\"\xff\"}}", 0), "header: not valid UTF-8 (byte 22 of 26 is 0xff)"},
+		{"lone surrogate", file(`{"__metadata__":{"a":"\ud800"}}`, 0), `header: lone UTF-16 surrogate \ud800 at byte 22 (no character)`},
+		{"nested dup", file(`{"a":{"dtype":"F32","dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4), `header: duplicate key "dtype" in "a"`},
 		{"dup", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{}}`, 4), "duplicate key"},
 		{"dtype", file(`{"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}}`, 4), `unknown dtype "F33"`},
 		{"size", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, 4), "needs 8"},
 		{"past end", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 4), "run past the end"},
 		{"gap", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), "gap of 4"},
 		{"overlap", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4), "overlap"},
-		{"trailing", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 8), "the tensors end at 4"},
+		{"trailing", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 8), "4 bytes of data after the last tensor (the data section has 8 bytes, the tensors end at 4)"},
 		{"overflow", file(`{"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}}`, 4), "at most"},
 		{"negative", file(`{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}`, 4), "not an integer"},
 		{"rank", file(`{"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}}`, 4), "rank 9"},
@@ -129,4 +134,39 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("rewrite: %v", err)
 		}
 	})
+}
+
+// TestParseHeaderCheck: a reader's Check sees each tensor's dtype and shape
+// before the size and offsets are checked, and its error comes back
+// unchanged; the format's errors are *Error naming the tensor or key.
+func TestParseHeaderCheck(t *testing.T) {
+	mine := errors.New("not mine")
+	var seen []string
+	check := func(name, dtype string, shape []int) error {
+		seen = append(seen, fmt.Sprint(name, dtype, shape))
+		if name == "b" {
+			return mine
+		}
+		return nil
+	}
+	hdr := `{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"X","shape":[7],"data_offsets":[9,1]}}`
+	if _, err := ParseHeader([]byte(hdr), 4, check); err != mine {
+		t.Errorf("error %v, want check's", err)
+	}
+	if strings.Join(seen, " ") != "aF32[1] bX[7]" {
+		t.Errorf("check saw %q", seen)
+	}
+	_, err := ParseHeader([]byte(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`), 4, nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Tensor != "a" || e.Error() != "not a valid safetensors file: tensor a: data_offsets [0, 4] hold 4 bytes, shape [2] dtype F32 needs 8" {
+		t.Errorf("error %#v", err)
+	}
+	_, err = ParseHeader([]byte(`{"__metadata__":{"k":1}}`), 0, nil)
+	if !errors.As(err, &e) || e.Key != "k" || !errors.Is(err, ErrFormat) {
+		t.Errorf("error %#v", err)
+	}
+	h, err := ParseHeader([]byte(`{"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"__metadata__":{"m":"x"}}`), 3, nil)
+	if err != nil || len(h.Tensors) != 2 || h.Tensors[0].Name != "a" || h.Tensors[1].Begin != 1 || h.Metadata["m"] != "x" {
+		t.Errorf("header %+v, %v", h, err)
+	}
 }

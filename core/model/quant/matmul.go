@@ -9,7 +9,7 @@ import (
 )
 
 // panelRows is the number of weight rows decoded together for
-// kernel.Logits in MatMul.
+// kernel.BlockDots in MatMul (8: one AVX2 register of lanes).
 const panelRows = 8
 
 // MatMul multiplies the rows x cols matrix w of type t (stored as MatVec
@@ -17,9 +17,9 @@ const panelRows = 8
 // vectors x_j = x[j*cols:(j+1)*cols] it sets dst[j*rows+r] to
 // Dot(t, row r of w, x_j), with the same bits. Each block of w is decoded
 // once for all n vectors (so decoding costs nothing per token when n is
-// large), the dot products of a panel of decoded rows with the n vectors'
-// matching segments are kernel.Logits (its SIMD path on amd64), and the
-// block partial sums are added in block order, as Dot adds them. Large
+// large), and the dot products of a panel of decoded rows with the n
+// vectors are kernel.BlockDots (its SIMD paths natively and in wasm), which
+// sums each block and adds the block sums in block order, as Dot does. Large
 // products are split by rows over GOMAXPROCS goroutines; every element is
 // computed by one of them, in the same order, so the bits do not depend on
 // the number of cores. It panics on sizes that do not match.
@@ -32,14 +32,19 @@ func MatMul(t Type, dst []float32, w []byte, rows, cols int, x []float32, n int)
 	if rows == 0 || n == 0 {
 		return
 	}
-	clear(dst[:n*rows])
+	bs := t.BlockSize()
+	chunk := bs
+	if bs == 1 { // float types: Dot's chunks of 256 elements
+		chunk = QKK
+	}
+	x = x[:n*cols]
 	workers := runtime.GOMAXPROCS(0)
 	if int64(rows)*int64(cols)*int64(n) < 1<<20 || rows < 2*panelRows {
 		workers = 1
 	}
 	workers = min(workers, rows/panelRows)
 	if workers <= 1 {
-		matMulRows(t, dst, w, rows, cols, x, n, 0, rows)
+		matMulRows(t, dst, w, rows, cols, x, n, chunk, 0, rows)
 		return
 	}
 	var wg sync.WaitGroup
@@ -49,41 +54,37 @@ func MatMul(t Type, dst []float32, w []byte, rows, cols int, x []float32, n int)
 		wg.Add(1)
 		go func(r0, r1 int) {
 			defer wg.Done()
-			matMulRows(t, dst, w, rows, cols, x, n, r0, r1)
+			matMulRows(t, dst, w, rows, cols, x, n, chunk, r0, r1)
 		}(r0, min(r0+per, rows))
 	}
 	wg.Wait()
 }
 
-// matMulRows computes rows [r0, r1) of MatMul's product.
-func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n, r0, r1 int) {
+// panelBuffers keeps matMulRows's buffers (a panel of decoded rows and
+// kernel.BlockDots's work) between calls: a prefill makes hundreds of
+// MatMul calls, whose buffers would otherwise be garbage as large as a
+// small model.
+var panelBuffers sync.Pool
+
+// matMulRows computes rows [r0, r1) of MatMul's product, a panel of
+// panelRows rows at a time: the panel's rows are decoded whole, then
+// kernel.BlockDots takes their dot products with every vector chunk by
+// chunk (Dot's order) and stores them in dst.
+func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n, chunk, r0, r1 int) {
 	rb, _ := t.RowBytes(cols)
-	bs, bb := t.BlockSize(), t.BlockBytes()
-	chunk := bs
-	if bs == 1 {
-		chunk = QKK
+	need := panelRows*cols + kernel.BlockDotsWork(cols)
+	buf, _ := panelBuffers.Get().(*[]float32)
+	if buf == nil || cap(*buf) < need {
+		b := make([]float32, need)
+		buf = &b
 	}
-	xb := make([]float32, n*chunk)
-	wp := make([]float32, panelRows*chunk)
-	tmp := make([]float32, panelRows*n)
-	for c0 := 0; c0 < cols; c0 += chunk {
-		cw := min(chunk, cols-c0)
-		for j := 0; j < n; j++ {
-			copy(xb[j*cw:(j+1)*cw], x[j*cols+c0:j*cols+c0+cw])
+	defer panelBuffers.Put(buf)
+	wp, work := (*buf)[:panelRows*cols], (*buf)[panelRows*cols:need]
+	for p := r0; p < r1; p += panelRows {
+		pr := min(panelRows, r1-p)
+		for i := 0; i < pr; i++ {
+			dequantRow(t, wp[i*cols:(i+1)*cols], w[(p+i)*rb:(p+i+1)*rb])
 		}
-		off, nb := c0/bs*bb, cw/bs*bb
-		for p := r0; p < r1; p += panelRows {
-			pr := min(panelRows, r1-p)
-			for i := 0; i < pr; i++ {
-				at := (p+i)*rb + off
-				dequantRow(t, wp[i*cw:(i+1)*cw], w[at:at+nb])
-			}
-			kernel.Logits(tmp, wp[:pr*cw], pr, xb[:n*cw], n, cw, 1)
-			for i := 0; i < pr; i++ {
-				for j := 0; j < n; j++ {
-					dst[j*rows+p+i] += tmp[i*n+j]
-				}
-			}
-		}
+		kernel.BlockDots(dst[p:], rows, wp[:pr*cols], pr, x, n, cols, chunk, work)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -94,6 +95,9 @@ type Tokenizer struct {
 	pre          Pre
 	ignoreMerges bool
 	prefixSpace  bool
+	// specials are the control and user-defined tokens, longest first
+	// (then by id): Encode takes them from the text whole.
+	specials []int
 }
 
 // Kind is the tokenizer's algorithm.
@@ -141,16 +145,77 @@ func (t *Tokenizer) AddsBOS() bool { return t.addBOS }
 func (t *Tokenizer) Pre() Pre { return t.pre }
 
 // Encode returns the token ids of text, after BOS when the tokenizer adds
-// it. It fails only when a piece has neither a token, nor byte tokens,
-// nor an unknown token to stand for it.
+// it. The control and user-defined tokens written in the text ("<s>",
+// "<|im_start|>") are taken as those tokens, as llama.cpp does with
+// special-token parsing and Hugging Face tokenizers do with added tokens:
+// the text is split at them, the longest first, and each piece of text
+// between them is encoded on its own (a SentencePiece tokenizer prefixes
+// each with a space). It fails only when a piece has neither a token, nor
+// byte tokens, nor an unknown token to stand for it.
 func (t *Tokenizer) Encode(text string) ([]int, error) {
 	var ids []int
 	if t.addBOS && t.bos >= 0 {
 		ids = append(ids, t.bos)
 	}
-	if text == "" {
-		return ids, nil
+	var err error
+	for _, f := range t.partition(text) {
+		if f.id >= 0 {
+			ids = append(ids, f.id)
+			continue
+		}
+		if ids, err = t.encodePiece(ids, f.text); err != nil {
+			return nil, err
+		}
 	}
+	return ids, nil
+}
+
+// fragment is a special token (id >= 0) or a piece of text (id -1).
+type fragment struct {
+	text string
+	id   int
+}
+
+// partition splits text at the special tokens written in it: for each
+// special token, the longest first, every occurrence in the pieces of text
+// left by the longer ones becomes that token (llama.cpp's
+// tokenizer_st_partition). Empty pieces of text are dropped.
+func (t *Tokenizer) partition(text string) []fragment {
+	if text == "" {
+		return nil
+	}
+	frags := []fragment{{text, -1}}
+	for _, id := range t.specials {
+		tok := t.tokens[id]
+		var out []fragment
+		for _, f := range frags {
+			if f.id >= 0 || !strings.Contains(f.text, tok) {
+				out = append(out, f)
+				continue
+			}
+			s := f.text
+			for {
+				i := strings.Index(s, tok)
+				if i < 0 {
+					break
+				}
+				if i > 0 {
+					out = append(out, fragment{s[:i], -1})
+				}
+				out = append(out, fragment{tok, id})
+				s = s[i+len(tok):]
+			}
+			if s != "" {
+				out = append(out, fragment{s, -1})
+			}
+		}
+		frags = out
+	}
+	return frags
+}
+
+// encodePiece appends the ids of a piece of text holding no special token.
+func (t *Tokenizer) encodePiece(ids []int, text string) ([]int, error) {
 	var err error
 	if t.kind == SentencePiece {
 		s := text
@@ -351,6 +416,13 @@ func (t *Tokenizer) finish() error {
 			}
 		}
 	}
+	t.specials = nil
+	for id, s := range t.tokens {
+		if tt := t.types[id]; (tt == Control || tt == UserDefined) && s != "" && t.index[s] == id {
+			t.specials = append(t.specials, id)
+		}
+	}
+	sort.SliceStable(t.specials, func(a, b int) bool { return len(t.tokens[t.specials[a]]) > len(t.tokens[t.specials[b]]) })
 	for _, p := range []struct {
 		name string
 		id   int

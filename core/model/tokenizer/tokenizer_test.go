@@ -91,8 +91,6 @@ func TestSentencePiece(t *testing.T) {
 		{"", []string{"<s>"}},
 		// A leading space: the prefix space and the text's own.
 		{" he", []string{"<s>", "▁", "▁he"}},
-		// Control pieces in the text are plain text.
-		{"<s>", []string{"<s>", "▁", "<0x3C>", "<0x73>", "<0x3E>"}},
 	} {
 		ids, err := tk.Encode(c.text)
 		if err != nil {
@@ -405,8 +403,9 @@ func TestHFSentencePiece(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%q: tokenizer.json %q, GGUF %q", text, pieces(h, a), pieces(g, b))
 		}
-		if s, _ := h.Decode(a); s != text {
-			t.Errorf("Decode(Encode(%q)) = %q", text, s)
+		want := strings.TrimPrefix(text, "<s>") // a control token decodes to nothing
+		if s, _ := h.Decode(a); s != want {
+			t.Errorf("Decode(Encode(%q)) = %q, want %q", text, s, want)
 		}
 	}
 }
@@ -437,10 +436,10 @@ func TestHFErrors(t *testing.T) {
 	}
 }
 
-// FuzzEncodeDecode: every string encodes, and decodes back exactly, with
-// both kinds.
+// FuzzEncodeDecode: every string encodes, and one that writes no special
+// token decodes back exactly, with both kinds.
 func FuzzEncodeDecode(f *testing.F) {
-	for _, s := range []string{"hello world", "aaa", "h\xff", "1234 I'm\n\n x", "  "} {
+	for _, s := range []string{"hello world", "aaa", "h\xff", "1234 I'm\n\n x", "  ", "a<s>b", "<|end_of_text|>x"} {
 		f.Add(s)
 	}
 	s, b := spm(f, true, nil, helloPieces...), bpe(f, "llama-bpe", true)
@@ -449,6 +448,13 @@ func FuzzEncodeDecode(f *testing.F) {
 			ids, err := tk.Encode(text)
 			if err != nil {
 				t.Fatalf("%v: Encode(%q): %v", tk.Kind(), text, err)
+			}
+			special := false
+			for _, f := range tk.partition(text) {
+				special = special || f.id >= 0
+			}
+			if special {
+				continue // special tokens written in the text: TestSpecialTokens
 			}
 			if back, err := tk.Decode(ids); err != nil || back != text {
 				t.Fatalf("%v: Decode(Encode(%q)) = %q, %v", tk.Kind(), text, back, err)
@@ -522,5 +528,46 @@ func TestGGUFDefaults(t *testing.T) {
 	no := ggufTokenizer(t, append(kv("llama-bpe"), gguf.KV{Key: KeyAddBOS, Value: false}))
 	if no.AddsBOS() {
 		t.Error("add_bos_token false ignored")
+	}
+}
+
+// TestSpecialTokens: control and user-defined tokens written in the text
+// are those tokens, the longest first; the text between them is encoded
+// piece by piece (SentencePiece: each with its space prefix, as
+// llama.cpp). Hand-built vocabularies: SentencePiece with <s> and </s>,
+// and a byte-level one with ChatML's control tokens and a user-defined
+// "<|im" that is a prefix of them.
+func TestSpecialTokens(t *testing.T) {
+	sp := spm(t, true, nil, helloPieces...)
+	tokens, types := byteVocab(byteMerges, "<|im_start|>", "<|im_end|>", "<|im")
+	types[len(types)-1] = int32(UserDefined)
+	bl := ggufTokenizer(t, []gguf.KV{{Key: KeyModel, Value: "gpt2"}, {Key: KeyTokens, Value: tokens}, {Key: KeyTokenType, Value: types},
+		{Key: KeyMerges, Value: byteMerges}, {Key: KeyPre, Value: "qwen2"}, {Key: KeyEOS, Value: uint32(len(tokens) - 2)}})
+	for _, c := range []struct {
+		name, text string
+		tk         *Tokenizer
+		want       []string
+		back       string // Decode of the ids
+	}{
+		{"bos alone", "<s>", sp, []string{"<s>", "<s>"}, ""},
+		{"eos after text", "hello</s>", sp, []string{"<s>", "▁hello", "</s>"}, "hello"},
+		{"space prefix after a special", "</s>he", sp, []string{"<s>", "</s>", "▁he"}, "he"},
+		{"inside text", "<<s>>", sp, []string{"<s>", "▁", "<0x3C>", "<s>", "▁", "<0x3E>"}, "< >"},
+		{"not special: <unk> is unknown", "<unk>", sp, []string{"<s>", "▁", "<0x3C>", "<0x75>", "<0x6E>", "<0x6B>", "<0x3E>"}, "<unk>"},
+		{"chatml", "<|im_start|>user\nhello<|im_end|>", bl, []string{"<|im_start|>", "u", "s", "e", "r", "Ċ", "he", "llo", "<|im_end|>"}, "user\nhello"},
+		{"longest first", "<|im<|im_end|>", bl, []string{"<|im", "<|im_end|>"}, "<|im"},
+		{"user-defined", "a<|im b", bl, []string{"a", "<|im", "Ġ", "b"}, "a<|im b"},
+		{"partial", "<|im_sta", bl, []string{"<|im", "_", "s", "t", "a"}, "<|im_sta"},
+	} {
+		ids, err := c.tk.Encode(c.text)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := pieces(c.tk, ids); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Encode(%q) = %q, want %q", c.name, c.text, got, c.want)
+		}
+		if back, err := c.tk.Decode(ids); err != nil || back != c.back {
+			t.Errorf("%s: Decode = %q, %v; want %q", c.name, back, err, c.back)
+		}
 	}
 }

@@ -102,6 +102,7 @@ type State struct {
 	x, xb, xb2, hb, hb2  []float32
 	q, k, v, att, logits []float32
 	cos, sin             []float32
+	block                []float32 // ForwardBlock's logits
 	// Observe, when set, sees every layer's q, k, v and attention output.
 	Observe kvcache.Observer
 }
@@ -239,11 +240,46 @@ func rmsnorm(o, x, w []float32, eps float32) {
 // observations (in layer-major order) have the bits of calling Forward
 // for each token in turn.
 func (m *Model) Prefill(tokens []int, pos int, st *State) []float32 {
-	c := m.cfg
+	if len(tokens) == 0 {
+		return nil
+	}
+	x := m.layersBlock(tokens, pos, st)
+	rmsnorm(st.x, x[len(x)-m.cfg.Dim:], m.outputNorm, float32(m.cfg.RMSEps))
+	matvec(st.logits, m.out, st.x, nil)
+	return st.logits
+}
+
+// ForwardBlock is Prefill returning the logits after every token (owned by
+// st, valid until its next ForwardBlock), the output matrix multiplying
+// all of them at once: the bits of calling Forward for each token in turn.
+func (m *Model) ForwardBlock(tokens []int, pos int, st *State) [][]float32 {
 	n := len(tokens)
 	if n == 0 {
 		return nil
 	}
+	c := m.cfg
+	x := m.layersBlock(tokens, pos, st)
+	for t := 0; t < n; t++ {
+		rmsnorm(x[t*c.Dim:(t+1)*c.Dim], x[t*c.Dim:(t+1)*c.Dim], m.outputNorm, float32(c.RMSEps))
+	}
+	if cap(st.block) < n*c.Vocab {
+		st.block = make([]float32, n*c.Vocab)
+	}
+	out := st.block[:n*c.Vocab]
+	matmul(out, m.out, x, n, nil)
+	logits := make([][]float32, n)
+	for t := range logits {
+		logits[t] = out[t*c.Vocab : (t+1)*c.Vocab : (t+1)*c.Vocab]
+	}
+	return logits
+}
+
+// layersBlock runs tokens at positions pos, pos+1, ... through every
+// layer, each matrix multiplying all of them at once, and returns the
+// residual stream after the last layer (n x Dim).
+func (m *Model) layersBlock(tokens []int, pos int, st *State) []float32 {
+	c := m.cfg
+	n := len(tokens)
 	for _, tok := range tokens {
 		if tok < 0 || tok >= c.Vocab {
 			panic(fmt.Sprintf("transformer: Prefill: token %d outside the vocabulary [0, %d)", tok, c.Vocab))
@@ -314,10 +350,7 @@ func (m *Model) Prefill(tokens []int, pos int, st *State) []float32 {
 			x[i] += xb[i]
 		}
 	}
-	last := x[(n-1)*c.Dim:]
-	rmsnorm(st.x, last, m.outputNorm, eps)
-	matvec(st.logits, m.out, st.x, nil)
-	return st.logits
+	return x
 }
 
 // matmul sets out[t] = w x[t] (+ bias) for the n vectors of x.
@@ -370,3 +403,8 @@ type run struct {
 }
 
 func (r *run) Forward(token, pos int) []float32 { return r.m.Forward(token, pos, r.st) }
+
+// ForwardBlock implements kvcache.BlockRunner (Model.ForwardBlock).
+func (r *run) ForwardBlock(tokens []int, pos int) [][]float32 {
+	return r.m.ForwardBlock(tokens, pos, r.st)
+}

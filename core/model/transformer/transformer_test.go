@@ -412,7 +412,8 @@ func TestStories260K(t *testing.T) {
 func TestNoFusedMultiplyAdd(t *testing.T) { fmacheck.Check(t, ".") }
 
 // TestPrefill: Prefill gives Forward's bits (logits, observations, and the
-// cache, seen through the next Forward), for every variant, in two blocks.
+// cache, seen through the next Forward), for every variant, in two blocks;
+// so does ForwardBlock, for every position's logits.
 func TestPrefill(t *testing.T) {
 	base, err := model.FromLlama2C(randomLlama(t, 6))
 	if err != nil {
@@ -445,6 +446,23 @@ func TestPrefill(t *testing.T) {
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%s: logit %d: Prefill %v, Forward %v", name, i, got[i], want[i])
+			}
+		}
+		// ForwardBlock: every position's logits, as Forward gave them.
+		fwd, fb := m.NewState(newDense(ck.Config)), m.NewState(newDense(ck.Config))
+		var each [][]float32
+		for pos, tok := range toks {
+			each = append(each, append([]float32(nil), m.Forward(tok, pos, fwd)...))
+		}
+		blocks := append(append([][]float32(nil), m.ForwardBlock(toks[:3], 0, fb)...), m.ForwardBlock(toks[3:], 3, fb)...)
+		if len(blocks) != len(toks) {
+			t.Fatalf("%s: ForwardBlock gave %d rows of logits for %d tokens", name, len(blocks), len(toks))
+		}
+		for p := range toks {
+			for i := range each[p] {
+				if math.Float32bits(blocks[p][i]) != math.Float32bits(each[p][i]) {
+					t.Fatalf("%s: position %d logit %d: ForwardBlock %v, Forward %v", name, p, i, blocks[p][i], each[p][i])
+				}
 			}
 		}
 		// Observations: the same set (Prefill's come layer by layer).

@@ -1,0 +1,75 @@
+package kernel
+
+// BlockDotsWork is the number of floats of the work buffer BlockDots needs
+// for rows of d elements.
+func BlockDotsWork(d int) int { return 8 * d }
+
+// BlockDots sets dst[j*ldd+i] to the blocked dot product of row i of w
+// (m x d, row-major, m <= 8) and row j of x (n x d), for i < m and j < n:
+// the columns are taken in blocks of bs (the last may be shorter), the
+// products of a block are summed in index order starting from 0 (Dot), and
+// the block sums are added to 0 in block order. Every product is rounded
+// (no fused multiply-add). These are the bits of a quantized row's dot
+// product taken block by block (core/model/quant's Dot), for a panel of
+// rows and many vectors at once: with archsimd a lane runs one row's sums,
+// 8 or 4 rows at a time over 4 vectors, with the rows packed transposed
+// into work (at least BlockDotsWork(d) floats). Every path gives the
+// portable loops' bits.
+func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs int, work []float32) {
+	if m <= 0 || n <= 0 || d <= 0 {
+		return
+	}
+	if m > 8 || bs <= 0 || ldd < m {
+		panic("kernel: BlockDots: more than 8 rows, a block size <= 0 or ldd < m")
+	}
+	w, x = w[:m*d], x[:n*d]
+	_ = dst[(n-1)*ldd+m-1]
+	if vecLanes == 0 || n < 4 {
+		blockDotsGo(dst, ldd, w, m, x, n, d, bs)
+		return
+	}
+	lanes := vecLanes
+	if m <= 4 {
+		lanes = 4
+	}
+	n4 := n &^ 3
+	for r0 := 0; r0 < m; r0 += lanes {
+		rows := min(lanes, m-r0)
+		wt := work[:lanes*d]
+		for r := 0; r < lanes; r++ {
+			if r >= rows {
+				for c := 0; c < d; c++ {
+					wt[lanes*c+r] = 0
+				}
+				continue
+			}
+			for c, v := range w[(r0+r)*d : (r0+r+1)*d] {
+				wt[lanes*c+r] = v
+			}
+		}
+		if lanes == 8 {
+			blockDotsT8(dst[r0:], ldd, rows, wt, x, n4, d, bs)
+		} else {
+			blockDotsT4(dst[r0:], ldd, rows, wt, x, n4, d, bs)
+		}
+	}
+	if n4 < n {
+		blockDotsGo(dst[n4*ldd:], ldd, w, m, x[n4*d:], n-n4, d, bs)
+	}
+}
+
+// blockDotsGo is BlockDots in portable Go: the definition.
+func blockDotsGo(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs int) {
+	for j := 0; j < n; j++ {
+		xj := x[j*d : (j+1)*d]
+		for i := 0; i < m; i++ {
+			wi := w[i*d : (i+1)*d]
+			var s float32
+			for b0 := 0; b0 < d; b0 += bs {
+				b1 := min(b0+bs, d)
+				s += Dot(wi[b0:b1], xj[b0:b1])
+			}
+			dst[j*ldd+i] = s
+		}
+	}
+}
