@@ -364,12 +364,14 @@ func SampleKind(v string) (string, error) {
 	return "", fmt.Errorf("%q is neither a preset name, %sFILE nor %sNAME.bin", v, SamplesDir, ModelsDir)
 }
 
-// IsModel reports whether the view's sample is a llama2.c checkpoint (a
-// bundled model or a local .bin file): the sample is then the model's run
-// of Prompt, Task and Depth.
+// IsModel reports whether the view's sample is a model (a bundled
+// llama2.c checkpoint, a local .bin or .gguf file, or a local Hugging Face
+// folder, "file:NAME/"): the sample is then the model's run of Prompt,
+// Task and Depth.
 func (s State) IsModel() bool {
 	kind, _ := SampleKind(s.Sample)
-	return kind == "model" || kind == "file" && strings.HasSuffix(strings.ToLower(s.Sample), ".bin")
+	low := strings.ToLower(s.Sample)
+	return kind == "model" || kind == "file" && (strings.HasSuffix(low, ".bin") || strings.HasSuffix(low, ".gguf") || strings.HasSuffix(low, "/"))
 }
 
 // PromptRequest is what the view asks a model to run (proto.Prompt; the
