@@ -8,9 +8,8 @@
 // The tokenizer is SentencePiece style: "▁" (the space, after the space
 // prefix) is token 3+0x20, every other byte is a byte-fallback token
 // "<0xHH>", and there are no merges, so a text becomes BOS, the dummy
-// prefix space, then its bytes, as llama2.c encodes it. Decoding differs in
-// one place: llama2.c drops a piece's leading space after BOS, these
-// tokenizers decode token by token and keep it.
+// prefix space, then its bytes, as llama2.c encodes it, and decodes token
+// by token as llama2.c does.
 package bytemodel
 
 import (

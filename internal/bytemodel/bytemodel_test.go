@@ -13,8 +13,8 @@ import (
 
 // TestSameIDs: the GGUF and tokenizer.json tokenizers encode texts to the
 // ids llama2.c's byte tokenizer gives (the space prefix, spaces, bytes of
-// multi-byte characters and of invalid UTF-8), and decode each token to
-// its bytes.
+// multi-byte characters and of invalid UTF-8), and decode each token after
+// the one before as llama2.c does (the space prefix dropped after BOS).
 func TestSameIDs(t *testing.T) {
 	want, err := llama.DecodeTokenizer("bytes", llama.ByteTokenizerFile(), Vocab)
 	if err != nil {
@@ -44,10 +44,12 @@ func TestSameIDs(t *testing.T) {
 			if tk.BOS() != llama.BOS || tk.Vocab() != Vocab {
 				t.Errorf("%s: BOS %d, %d tokens", name, tk.BOS(), tk.Vocab())
 			}
+			prev := llama.BOS
 			for _, id := range ids {
-				if a, b := tk.DecodeToken(llama.BOS, id), want.DecodeToken(0, id); a != b {
-					t.Errorf("%s: token %d decodes to %q, llama2.c %q", name, id, a, b)
+				if a, b := tk.DecodeToken(prev, id), want.DecodeToken(prev, id); a != b {
+					t.Errorf("%s: token %d after %d decodes to %q, llama2.c %q", name, id, prev, a, b)
 				}
+				prev = id
 			}
 		}
 	}

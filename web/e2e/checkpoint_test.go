@@ -63,7 +63,7 @@ func TestAppSaysGGUF(t *testing.T) {
 
 	doc := cliEval(t, "-text", prompt, "-tokens", "256", "-gen", "32", "-ratios", "0.25", "-methods", "hae-ols,topk,snapkv,quant", ggufPath)
 	s := doc.Sequences[0]
-	if got.Seq != s.Text || !strings.HasPrefix(s.Text, " "+prompt) {
+	if got.Seq != s.Text || !strings.HasPrefix(s.Text, prompt) {
 		t.Errorf("sequence text:\n browser %q\n CLI     %q", got.Seq, s.Text)
 	}
 	if got.Full != s.Full.FreeText {
