@@ -135,3 +135,55 @@ func TestAppSaysGGUF(t *testing.T) {
 		t.Errorf("the URL after the folder: %v", q)
 	}
 }
+
+// hostileCheckpoints are GGUF files and Hugging Face folders built in the
+// page and dropped on the app (their files together): each must give a
+// message naming the wrong or missing file while the app keeps its sample.
+var hostileCheckpoints = []struct {
+	name  string
+	files string // JS: an array of [name, bytes]
+	want  string
+}{
+	// A tensor count of 2^40: refused from the header.
+	{"lying.gguf", `[["lying.gguf", (() => { const b = new Uint8Array(24); b.set(new TextEncoder().encode("GGUF")); b[4] = 3; b[13] = 1; return b })()]]`,
+		"lying.gguf: not a valid GGUF file: 1099511627776 tensors, more than the 65536"},
+	{"cut.gguf", `[["cut.gguf", new Uint8Array([71, 71, 85, 70, 3, 0, 0, 0])]]`, "cut.gguf: not a valid GGUF file: tensor count needs 8 bytes"},
+	{"a GGUF file with others", `[["a.gguf", new Uint8Array(8)], ["tokenizer.json", new Uint8Array(2)]]`, "a.gguf: open a GGUF file alone"},
+	{"a folder without config.json", `[["model.safetensors", st('{}', 0)], ["tokenizer.json", new TextEncoder().encode("{}")]]`,
+		"config.json is missing"},
+	{"a folder of shards without its index", `[["config.json", new TextEncoder().encode("{}")], ["model-00001-of-00002.safetensors", st('{}', 0)]]`,
+		"model.safetensors.index.json is missing"},
+	{"a config that is no model", `[["config.json", new TextEncoder().encode('{"architectures": ["BertModel"]}')], ["model.safetensors", st('{}', 0)], ["tokenizer.json", new TextEncoder().encode("{}")]]`,
+		"config.json"},
+	{"a missing shard", `[["config.json", new TextEncoder().encode('{"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "vocab_size": 16}')],
+		["model.safetensors.index.json", new TextEncoder().encode('{"weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors", "model.norm.weight": "model-00002-of-00002.safetensors"}}')],
+		["model-00001-of-00002.safetensors", st('{}', 0)], ["tokenizer.json", new TextEncoder().encode("{}")]]`,
+		"model-00002-of-00002.safetensors is missing"},
+}
+
+// TestAppHostileCheckpoints drops each hostile checkpoint on the app and
+// checks the message and that the grid stays as it was.
+func TestAppHostileCheckpoints(t *testing.T) {
+	_, b := openApp(t, "")
+	before := gridLabels(b)
+	for _, f := range hostileCheckpoints {
+		MustEval[bool](b, fmt.Sprintf(`(() => {
+			%s
+			const dt = new DataTransfer();
+			for (const [name, bytes] of %s) dt.items.add(new File([bytes], name));
+			document.getElementById("app").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+			return true })()`, stJS, f.files))
+		b.WaitFor(fmt.Sprintf(`document.getElementById("error") !== null && document.getElementById("error").textContent.includes(%q) &&
+			!document.querySelector(".status .loading")`, f.want), 60*time.Second, `document.body.innerText.slice(0, 600)`)
+		msg := MustEval[string](b, `document.getElementById("error").textContent`)
+		t.Logf("%s: %s", f.name, strings.Join(strings.Fields(msg), " "))
+		if !strings.Contains(msg, "Still showing") {
+			t.Errorf("%s: message %q does not say what the app still shows", f.name, msg)
+		}
+		if got := gridLabels(b); strings.Join(got, " ") != strings.Join(before, " ") {
+			t.Errorf("%s: the grid changed: %v, was %v", f.name, got, before)
+		}
+		MustEval[bool](b, `(() => { document.getElementById("error").textContent = ""; return true })()`)
+	}
+	b.WaitFor(`new URLSearchParams(location.search).get("sample") === "default"`, 5*time.Second, `"after the hostile files the URL is " + location.search`)
+}
