@@ -552,6 +552,8 @@ func now() float64 {
 
 func sampleLabel(s string) string {
 	switch {
+	case strings.HasPrefix(s, state.FilePrefix) && strings.HasSuffix(s, "/"):
+		return "your folder " + strings.TrimPrefix(s, state.FilePrefix)
 	case strings.HasPrefix(s, state.FilePrefix):
 		return "your file " + strings.TrimPrefix(s, state.FilePrefix)
 	case strings.HasPrefix(s, state.SamplesDir):

@@ -98,7 +98,8 @@ type State struct {
 	// Compute is where the core computes: one of Computes.
 	Compute string
 	// Prompt, Task and Depth are what a model sample (a llama2.c
-	// checkpoint) runs: the prompt's text for a model with a tokenizer
+	// checkpoint, a GGUF file or a Hugging Face folder, IsModel) runs:
+	// the prompt's text for a model with a tokenizer
 	// ("": the model's own text from BOS), or a task (one of Tasks) and,
 	// for "passkey", the key's depth in [0, 1].
 	Prompt string
