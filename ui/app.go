@@ -169,21 +169,19 @@ func (c *Root) Start() {
 
 // load asks the worker for a sample; file is the local file's bytes.
 func (c *Root) load(src *proto.Source, file js.Value, sample string) {
-	c.loadWith(src, file, js.Undefined(), sample)
-}
-
-// loadWith is load with a llama2.c checkpoint's tokenizer file's bytes
-// (tok, when defined).
-func (c *Root) loadWith(src *proto.Source, file, tok js.Value, sample string) {
-	c.Loading = "Loading " + sampleLabel(sample) + "…"
-	c.Progress = 0
 	bufs := map[string]js.Value{}
 	if file.Truthy() {
 		bufs["file"] = file
 	}
-	if tok.Truthy() {
-		bufs["tokenizer"] = tok
-	}
+	c.loadBufs(src, bufs, sample)
+}
+
+// loadBufs is load with the files' bytes in named buffers: "file" (and a
+// llama2.c checkpoint's "tokenizer"), or a GGUF file's or a Hugging Face
+// folder's files by their names (proto.Source.Files).
+func (c *Root) loadBufs(src *proto.Source, bufs map[string]js.Value, sample string) {
+	c.Loading = "Loading " + sampleLabel(sample) + "…"
+	c.Progress = 0
 	c.samplesBefore = c.S.Sample
 	c.S.Sample = sample
 	c.loadID = c.b.send(proto.Request{Op: proto.OpLoad, Source: src}, bufs)
@@ -554,6 +552,8 @@ func now() float64 {
 
 func sampleLabel(s string) string {
 	switch {
+	case strings.HasPrefix(s, state.FilePrefix) && strings.HasSuffix(s, "/"):
+		return "your folder " + strings.TrimPrefix(s, state.FilePrefix)
 	case strings.HasPrefix(s, state.FilePrefix):
 		return "your file " + strings.TrimPrefix(s, state.FilePrefix)
 	case strings.HasPrefix(s, state.SamplesDir):

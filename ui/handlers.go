@@ -50,7 +50,11 @@ func (c *Root) FileOptions() []sampleOption {
 func (c *Root) LocalOptions() []sampleOption {
 	var out []sampleOption
 	for _, f := range c.localFiles {
-		out = append(out, sampleOption{Value: f, Label: strings.TrimPrefix(f, state.FilePrefix) + " (your file)", Title: "read on your computer, never uploaded; a link cannot reopen it"})
+		whose := " (your file)"
+		if strings.HasSuffix(f, "/") {
+			whose = " (your files)"
+		}
+		out = append(out, sampleOption{Value: f, Label: strings.TrimPrefix(f, state.FilePrefix) + whose, Title: "read on your computer, never uploaded; a link cannot reopen it"})
 	}
 	return out
 }
@@ -122,24 +126,31 @@ func (c *Root) OnDrop(e vugu.DOMEvent) {
 	c.readFiles(dt.Get("files"))
 }
 
-// readFiles reads the files a person chose or dropped: one sample or
-// checkpoint, or a llama2.c checkpoint with its tokenizer (the .bin whose
-// name has "tok" in it, as tokenizer.bin, tok512.bin or
-// kjv3m.tokenizer.bin have).
+// readFiles reads the files a person chose or dropped (pickFiles): one
+// sample or checkpoint, a llama2.c checkpoint with its tokenizer, a GGUF
+// file, or the files of a Hugging Face folder.
 func (c *Root) readFiles(files js.Value) {
 	if !files.Truthy() || files.Length() == 0 {
 		return
 	}
-	if files.Length() == 1 {
-		c.readFile(files.Index(0), js.Undefined())
+	names := make([]string, files.Length())
+	dir := ""
+	for i := range names {
+		f := files.Index(i)
+		names[i] = f.Get("name").String()
+		// A folder chosen whole (webkitdirectory) names it.
+		if rp := f.Get("webkitRelativePath"); dir == "" && rp.Type() == js.TypeString {
+			if d := path.Dir(rp.String()); d != "." && d != "/" {
+				dir = path.Base(d)
+			}
+		}
+	}
+	p, err := pickFiles(names, dir)
+	if err != nil {
+		c.ErrMsg = err.Error() + ". Still showing " + sampleLabel(c.S.Sample) + "."
 		return
 	}
-	model, tok, err := pairFiles(files.Index(0).Get("name").String(), files.Index(1).Get("name").String())
-	if files.Length() > 2 || err != nil {
-		c.ErrMsg = "Open one sample or checkpoint, or a llama2.c checkpoint with its tokenizer (two .bin files). Still showing " + sampleLabel(c.S.Sample) + "."
-		return
-	}
-	c.readFile(files.Index(model), files.Index(tok))
+	c.readPicked(files, p)
 }
 
 // pairFiles tells a llama2.c checkpoint from its tokenizer by their names:
@@ -172,53 +183,57 @@ func fileSource(name string) (*proto.Source, error) {
 		return &proto.Source{Kind: "file", Name: name}, nil
 	case ".bin":
 		return &proto.Source{Kind: "llama", Name: name}, nil
+	case ".gguf":
+		return &proto.Source{Kind: "checkpoint", Name: name, Files: []string{name}}, nil
 	}
-	return nil, fmt.Errorf("%s: not a sample file (open a .safetensors, .npz or .npy sample, or a llama2.c .bin checkpoint)", name)
+	return nil, fmt.Errorf("%s: not a sample file or checkpoint (open a .safetensors, .npz or .npy sample, a llama2.c .bin checkpoint, a .gguf file, or a Hugging Face folder's files together)", name)
 }
 
-// readFile reads a local file (a browser File) and sends its bytes to the
-// worker, transferred, with those of a llama2.c checkpoint's tokenizer
-// (tok, when defined). Nothing is uploaded.
-func (c *Root) readFile(f, tok js.Value) {
-	name := f.Get("name").String()
-	src, err := fileSource(name)
-	if err != nil {
-		c.ErrMsg = err.Error() + ". Still showing " + sampleLabel(c.S.Sample) + "."
-		return
-	}
-	if src.Kind == "llama" {
+// readPicked reads the picked local files (browser Files) and sends their
+// bytes to the worker, transferred, each in its buffer. Nothing is
+// uploaded. A file over MaxFileBytes, or files over it in all, are refused
+// before anything is read.
+func (c *Root) readPicked(files js.Value, p *picked) {
+	src := p.Src
+	if src.Kind == "llama" || src.Kind == "checkpoint" {
 		src.Prompt = c.S.PromptRequest()
 	}
-	if tok.Truthy() {
-		src.Tokenizer = tok.Get("name").String()
-		if size := tok.Get("size").Float(); size > MaxFileBytes {
-			c.ErrMsg = fmt.Sprintf("%s: %.0f MiB is more than this app reads. Still showing %s.", src.Tokenizer, size/(1<<20), sampleLabel(c.S.Sample))
+	var total float64
+	for _, i := range p.Read {
+		f := files.Index(i)
+		size := f.Get("size").Float()
+		if size > MaxFileBytes {
+			c.ErrMsg = fmt.Sprintf("%s: %.0f MiB is more than this app reads (%d MiB). Still showing %s.", f.Get("name").String(), size/(1<<20), MaxFileBytes>>20, sampleLabel(c.S.Sample))
 			return
 		}
+		total += size
 	}
-	if size := f.Get("size").Float(); size > MaxFileBytes {
-		c.ErrMsg = fmt.Sprintf("%s: %.0f MiB is more than this app reads (%d MiB). Still showing %s.", name, size/(1<<20), MaxFileBytes>>20, sampleLabel(c.S.Sample))
+	if len(p.Read) > 1 && total > MaxFileBytes {
+		c.ErrMsg = fmt.Sprintf("%s: %.0f MiB in all is more than this app reads (%d MiB). Still showing %s.", strings.Join(p.Bufs, ", "), total/(1<<20), MaxFileBytes>>20, sampleLabel(c.S.Sample))
 		return
 	}
 	if c.b == nil {
 		return
 	}
 	c.ErrMsg = ""
-	c.Loading = "Reading " + name + "…"
+	c.Loading = "Reading " + p.Label + "…"
 	var ok, fail js.Func
 	ok = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
-		buf, tbuf := args[0], js.Undefined()
-		if tok.Truthy() {
-			buf, tbuf = args[0].Index(0), args[0].Index(1)
+		bufs := map[string]js.Value{}
+		for k, name := range p.Bufs {
+			bufs[name] = args[0].Index(k)
 		}
 		go func() {
 			c.Env.Lock()
 			defer c.Env.UnlockRender()
-			sample := state.FilePrefix + name
+			sample := state.FilePrefix + p.Label
 			if !containsStr(c.localFiles, sample) {
 				c.localFiles = append(c.localFiles, sample)
 			}
-			c.loadWith(src, buf, tbuf, sample)
+			if p.Notice != "" {
+				c.Notices = append(c.Notices, p.Notice)
+			}
+			c.loadBufs(src, bufs, sample)
 			c.syncURL()
 		}()
 		ok.Release()
@@ -234,19 +249,17 @@ func (c *Root) readFile(f, tok js.Value) {
 			c.Env.Lock()
 			defer c.Env.UnlockRender()
 			c.Loading = ""
-			c.ErrMsg = fmt.Sprintf("%s: the browser could not read the file (%s). Still showing %s.", name, msg, sampleLabel(c.S.Sample))
+			c.ErrMsg = fmt.Sprintf("%s: the browser could not read the files (%s). Still showing %s.", p.Label, msg, sampleLabel(c.S.Sample))
 		}()
 		ok.Release()
 		fail.Release()
 		return nil
 	})
-	read := f.Call("arrayBuffer")
-	if tok.Truthy() {
-		both := js.Global().Get("Array").New()
-		both.Call("push", read, tok.Call("arrayBuffer"))
-		read = js.Global().Get("Promise").Call("all", both)
+	all := js.Global().Get("Array").New()
+	for _, i := range p.Read {
+		all.Call("push", files.Index(i).Call("arrayBuffer"))
 	}
-	read.Call("then", ok, fail)
+	js.Global().Get("Promise").Call("all", all).Call("then", ok, fail)
 }
 
 func containsStr(xs []string, x string) bool {

@@ -254,7 +254,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "open-file"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: ".safetensors, .npz, .npy sample, or a llama2.c .bin checkpoint (pick its tokenizer .bin with it for text prompts); read on your computer, never uploaded"}}}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "button", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "open-file"}, vugu.VGAttribute{Namespace: "", Key: "title", Val: ".safetensors, .npz, .npy sample; a llama2.c .bin checkpoint (pick its tokenizer .bin with it for text prompts); a .gguf file; or a Hugging Face folder's config.json, .safetensors and tokenizer.json picked together. Read on your computer, never uploaded"}}}
 				vgparent.AppendChild(vgn)
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "click",
@@ -269,7 +269,7 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "file-input"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".safetensors,.npz,.npy,.bin"}, vugu.VGAttribute{Namespace: "", Key: "multiple", Val: "multiple"}, vugu.VGAttribute{Namespace: "", Key: "hidden", Val: ""}}}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "file-input"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "file"}, vugu.VGAttribute{Namespace: "", Key: "accept", Val: ".safetensors,.npz,.npy,.bin,.gguf,.json"}, vugu.VGAttribute{Namespace: "", Key: "multiple", Val: "multiple"}, vugu.VGAttribute{Namespace: "", Key: "hidden", Val: ""}}}
 				vgparent.AppendChild(vgn)
 				vgn.DOMEventHandlerSpecList = append(vgn.DOMEventHandlerSpecList, vugu.DOMEventHandlerSpec{
 					EventType: "change",

@@ -222,7 +222,7 @@ func TestFileSource(t *testing.T) {
 		bad        bool
 	}{
 		{"a.safetensors", "file", false}, {"A.NPZ", "file", false}, {"x.npy", "file", false},
-		{"stories15M.bin", "llama", false}, {"notes.txt", "", true}, {"noext", "", true},
+		{"stories15M.bin", "llama", false}, {"SmolLM2.Q4_K_M.gguf", "checkpoint", false}, {"notes.txt", "", true}, {"noext", "", true},
 	}
 	for _, tc := range tests {
 		src, err := fileSource(tc.name)

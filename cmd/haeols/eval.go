@@ -113,7 +113,9 @@ func cmdEval(e *env, args []string) error {
 		return usagef("-prompt and -text: give one")
 	case *task != "" && (*prompt != "" || *text != ""):
 		return usagef("-task %s builds its own sequence: drop -prompt and -text", *task)
-	case *text != "" && *tokPath == "":
+	case *text != "" && *tokPath == "" && !isCheckpoint(pos[0]):
+		// A checkpoint carries its tokenizer (eval.Spec refuses -text
+		// when it has none).
 		return usagef("-text needs the model's tokenizer (-z tokenizer.bin)")
 	}
 	if *task != "" && *task != "passkey" && *task != "copy" {

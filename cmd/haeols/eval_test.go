@@ -14,6 +14,7 @@ import (
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/internal/bytemodel"
 )
 
 // byteModel writes a random llama2.c model with byte tokens (vocab 259: 0
@@ -302,4 +303,44 @@ func byteGGUF(t *testing.T) (bin, ggufPath string, ck *model.Checkpoint) {
 		t.Fatal(err)
 	}
 	return bin, ggufPath, ck
+}
+
+// TestEvalTextCheckpoint runs -text on the byte model written as a GGUF
+// file with the byte tokenizer it carries (no -z): the sequence of the
+// llama2.c file with its tokenizer file. Without a tokenizer, -text is
+// refused.
+func TestEvalTextCheckpoint(t *testing.T) {
+	bin, tok := byteModel(t)
+	lm, err := llama.Load(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bytemodel.GGUF(lm, model.GGUFOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withTok := filepath.Join(t.TempDir(), "bytes-tok.gguf")
+	if err := os.WriteFile(withTok, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"eval", "-json", "-text", "In the beginning", "-tokens", "48", "-gen", "4", "-ratios", "0.5", "-methods", "full"}
+	var ids [][]int
+	for _, a := range [][]string{{"-z", tok, bin}, {withTok}} {
+		code, out, errOut := cli(t, append(args, a...)...)
+		if code != 0 {
+			t.Fatalf("eval %v: exit %d: %s", a, code, errOut)
+		}
+		var doc evalJSON
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, doc.Sequences[0].IDs)
+	}
+	if !slices.Equal(ids[0], ids[1]) || ids[0][1] != 3+' ' || ids[0][2] != 3+'I' {
+		t.Errorf("-text through the GGUF file's tokenizer: %v, through -z: %v", ids[1][:4], ids[0][:4])
+	}
+	_, noTok, _ := byteGGUF(t)
+	if code, _, errOut := cli(t, append(args, noTok)...); code != exitUsage || !strings.Contains(errOut, "needs the model's tokenizer") {
+		t.Errorf("-text with a GGUF file without a tokenizer: exit %d, %s", code, errOut)
+	}
 }

@@ -122,7 +122,9 @@ type Request struct {
 // from Preset and Seed; "url": fetched from the app's own static files
 // (samples/...); "file": the bytes come in the message's buffer "file",
 // named Name (a user's file, read locally, never uploaded); "llama": a
-// llama2.c checkpoint in buffer "file", run locally to capture a sample.
+// llama2.c checkpoint in buffer "file", run locally to capture a sample;
+// "checkpoint": a GGUF file or the files of a Hugging Face folder (a
+// person's files, named in Files), run as "llama" is.
 type Source struct {
 	Kind   string `json:"kind"`
 	Preset string `json:"preset,omitempty"`
@@ -139,6 +141,12 @@ type Source struct {
 	TokenizerURL string  `json:"tokenizer_url,omitempty"`
 	Tokenizer    string  `json:"tokenizer,omitempty"`
 	Prompt       *Prompt `json:"prompt,omitempty"`
+	// Files are the base names of a "checkpoint" source's files (one
+	// .gguf, or a folder's config.json, safetensors and tokenizer files),
+	// each in the message's buffer of the same name; Name labels the
+	// model (the GGUF file's name, the folder's). Prompt and Tokens are
+	// as for "llama".
+	Files []string `json:"files,omitempty"`
 }
 
 // Prompt is the sequence a model runs end to end (HAE-OLS.md §8), as

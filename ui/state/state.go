@@ -98,7 +98,8 @@ type State struct {
 	// Compute is where the core computes: one of Computes.
 	Compute string
 	// Prompt, Task and Depth are what a model sample (a llama2.c
-	// checkpoint) runs: the prompt's text for a model with a tokenizer
+	// checkpoint, a GGUF file or a Hugging Face folder, IsModel) runs:
+	// the prompt's text for a model with a tokenizer
 	// ("": the model's own text from BOS), or a task (one of Tasks) and,
 	// for "passkey", the key's depth in [0, 1].
 	Prompt string
@@ -364,12 +365,14 @@ func SampleKind(v string) (string, error) {
 	return "", fmt.Errorf("%q is neither a preset name, %sFILE nor %sNAME.bin", v, SamplesDir, ModelsDir)
 }
 
-// IsModel reports whether the view's sample is a llama2.c checkpoint (a
-// bundled model or a local .bin file): the sample is then the model's run
-// of Prompt, Task and Depth.
+// IsModel reports whether the view's sample is a model (a bundled
+// llama2.c checkpoint, a local .bin or .gguf file, or a local Hugging Face
+// folder, "file:NAME/"): the sample is then the model's run of Prompt,
+// Task and Depth.
 func (s State) IsModel() bool {
 	kind, _ := SampleKind(s.Sample)
-	return kind == "model" || kind == "file" && strings.HasSuffix(strings.ToLower(s.Sample), ".bin")
+	low := strings.ToLower(s.Sample)
+	return kind == "model" || kind == "file" && (strings.HasSuffix(low, ".bin") || strings.HasSuffix(low, ".gguf") || strings.HasSuffix(low, "/"))
 }
 
 // PromptRequest is what the view asks a model to run (proto.Prompt; the

@@ -352,10 +352,9 @@ func TestModelViewBad(t *testing.T) {
 			t.Errorf("ParseQuery(%.60q) = %+v, %q; want %+v and one message containing %q", tc.query, got, msgs, want, tc.msg)
 		}
 	}
-	if s := (State{Sample: "file:mine.bin"}); !s.IsModel() {
-		t.Errorf("a local .bin checkpoint is not a model view")
-	}
-	if s := (State{Sample: "file:mine.npz"}); s.IsModel() {
-		t.Errorf("a local .npz sample is a model view")
+	for sample, model := range map[string]bool{"file:mine.bin": true, "file:Mine.GGUF": true, "file:SmolLM2-135M/": true, "file:mine.npz": false, "file:model.safetensors": false} {
+		if s := (State{Sample: sample}); s.IsModel() != model {
+			t.Errorf("%s: IsModel %v, want %v", sample, s.IsModel(), model)
+		}
 	}
 }

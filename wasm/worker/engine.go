@@ -320,8 +320,14 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 		}
 		emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 		return nil
+	case "checkpoint":
+		if _, err = e.loadCheckpoint(req, bufs, progress); err != nil {
+			return err
+		}
+		emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+		return nil
 	default:
-		return fmt.Errorf("load: unknown source kind %q (known: preset, url, file, llama)", src.Kind)
+		return fmt.Errorf("load: unknown source kind %q (known: preset, url, file, llama, checkpoint)", src.Kind)
 	}
 	m, err := core.NewModel(s, core.Options{Accel: e.accel})
 	if err != nil {

@@ -41,8 +41,13 @@ func Run() {
 		}
 		bufs := map[string][]byte{}
 		if b := data.Get("buffers"); b.Type() == js.TypeObject {
-			// A sample or checkpoint, and a checkpoint's tokenizer.
-			for _, name := range []string{"file", "tokenizer"} {
+			// A sample or checkpoint, and a checkpoint's tokenizer; the
+			// files of a "checkpoint" source by their names.
+			names := []string{"file", "tokenizer"}
+			if req.Source != nil && req.Source.Kind == "checkpoint" {
+				names = req.Source.Files
+			}
+			for _, name := range names {
 				if f := b.Get(name); f.Truthy() {
 					u8 := js.Global().Get("Uint8Array").New(f)
 					buf := make([]byte, u8.Get("length").Int())

@@ -12,25 +12,31 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/model"
+	"github.com/haeols/haeols/core/model/hf"
+	"github.com/haeols/haeols/core/model/tokenizer"
+	"github.com/haeols/haeols/core/model/transformer"
 	"github.com/haeols/haeols/ui/proto"
 )
 
-// What the model says with a compressed cache (HAE-OLS.md §8): a llama2.c
-// checkpoint runs a prompt with the full cache (eval.Prepare), that run is
-// the loaded sample (its per-head views show the heads of this very run),
-// and OpEval measures methods end to end against it.
+// What the model says with a compressed cache (HAE-OLS.md §8): a model (a
+// llama2.c checkpoint, a GGUF file or a Hugging Face folder) runs a prompt
+// with the full cache (eval.Prepare), that run is the loaded sample (its
+// per-head views show the heads of this very run), and OpEval measures
+// methods end to end against it.
 
 // maxEvalResults bounds the end-to-end results kept for reuse.
 const maxEvalResults = 256
 
-// lmState is the model of the latest "llama" load and its prompt's run.
+// lmState is the model of the latest "llama" or "checkpoint" load and its
+// prompt's run.
 type lmState struct {
-	name string
-	m    *llama.Model
-	tok  *llama.Tokenizer // nil: the model has no tokenizer (ids)
-	ref  *eval.Reference
-	key  string // the prompt's task key, or copied passage
-	info *proto.EvalInfo
+	name  string
+	lm    eval.LM
+	codec eval.Codec // nil: the model has no tokenizer (ids)
+	ref   *eval.Reference
+	key   string // the prompt's task key, or copied passage
+	info  *proto.EvalInfo
 	// results are kept per method and parameters, oldest first out.
 	results map[evalKey]*proto.EvalResult
 	order   []evalKey
@@ -82,16 +88,90 @@ func (e *Engine) loadLlama(req proto.Request, bufs map[string][]byte, progress f
 		}
 	}
 	progress(0.05)
+	st := &lmState{name: name, lm: m.Decoder()}
+	if tok != nil {
+		st.codec = tok
+	}
+	return name, e.runSource(st, src, progress)
+}
+
+// runSource runs the source's prompt (or its capture length) on the model
+// of a load.
+func (e *Engine) runSource(st *lmState, src *proto.Source, progress func(float64)) error {
 	p := proto.Prompt{}
 	if src.Prompt != nil {
 		p = *src.Prompt
 	} else if src.Tokens > 0 {
-		p.Tokens = min(src.Tokens, m.Config().SeqLen)
+		p.Tokens = min(src.Tokens, st.lm.Context())
 	}
-	if err := e.runPrompt(&lmState{name: name, m: m, tok: tok}, p, progress); err != nil {
+	return e.runPrompt(st, p, progress)
+}
+
+// loadCheckpoint decodes a GGUF file or the files of a Hugging Face folder
+// (core/model.Decode: the weights stay in their quant type, aliasing the
+// files' bytes) with the tokenizer they carry, as `haeols eval` opens
+// them, and runs the source's prompt.
+func (e *Engine) loadCheckpoint(req proto.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
+	src := req.Source
+	files, err := checkpointFiles(src, bufs)
+	if err != nil {
 		return "", err
 	}
-	return name, nil
+	name := src.Name
+	if name == "" {
+		name = src.Files[0]
+	}
+	ck, err := model.Decode(files)
+	if err != nil {
+		return "", fmt.Errorf("load %s: %w", name, err)
+	}
+	tm, err := transformer.New(ck)
+	if err != nil {
+		return "", fmt.Errorf("load %s: %w", name, err)
+	}
+	progress(0.05)
+	st := &lmState{name: name, lm: tm.Decoder(name)}
+	if ck.Tokenizer != nil {
+		st.codec = ck.Tokenizer
+	}
+	return name, e.runSource(st, src, progress)
+}
+
+// checkpointFiles are the files of a "checkpoint" source by name: each
+// named once, a base name, in a buffer of its own, not empty, within
+// MaxFileBytes alone and all together. A tokenizer_config.json needs its
+// tokenizer.json.
+func checkpointFiles(src *proto.Source, bufs map[string][]byte) (map[string][]byte, error) {
+	if len(src.Files) == 0 {
+		return nil, errors.New("load checkpoint: no files given")
+	}
+	files := make(map[string][]byte, len(src.Files))
+	var total int64
+	for _, n := range src.Files {
+		b, ok := bufs[n]
+		switch _, dup := files[n]; {
+		case n == "" || n != path.Base(n) || strings.ContainsAny(n, `/\`) || n == "." || n == "..":
+			return nil, fmt.Errorf("load checkpoint: %q is not a file name", n)
+		case dup:
+			return nil, fmt.Errorf("load checkpoint: %s given twice", n)
+		case !ok:
+			return nil, fmt.Errorf("load %s: the message carries no buffer for it", n)
+		case len(b) == 0:
+			return nil, fmt.Errorf("load %s: the file is empty", n)
+		case len(b) > MaxFileBytes:
+			return nil, fmt.Errorf("load %s: %w", n, fileTooLarge(int64(len(b))))
+		}
+		total += int64(len(b))
+		files[n] = b
+	}
+	if total > MaxFileBytes {
+		return nil, fmt.Errorf("load %s: %d files of %d MiB in all, more than the %d MiB the browser app reads", strings.Join(src.Files, ", "), len(src.Files), total>>20, MaxFileBytes>>20)
+	}
+	_, conf := files[hf.TokenizerConfigFile]
+	if _, tok := files[hf.TokenizerFile]; conf && !tok {
+		return nil, fmt.Errorf("load checkpoint: %s is missing (%s came without it)", hf.TokenizerFile, hf.TokenizerConfigFile)
+	}
+	return files, nil
 }
 
 // fetchLocal fetches one of the app's own files.
@@ -117,13 +197,13 @@ func (e *Engine) fetchLocal(u string) ([]byte, string, error) {
 // load; on error the loaded sample stays.
 func (e *Engine) prompt(req proto.Request, emit Emit) error {
 	if e.lm == nil {
-		return errors.New("prompt: no model loaded (open a llama2.c checkpoint first)")
+		return errors.New("prompt: no model loaded (open a checkpoint first)")
 	}
 	if req.Prompt == nil {
 		return errors.New("prompt: no prompt given")
 	}
 	progress := func(p float64) { emit(proto.Response{ID: req.ID, Op: req.Op, Progress: p}, nil) }
-	st := &lmState{name: e.lm.name, m: e.lm.m, tok: e.lm.tok}
+	st := &lmState{name: e.lm.name, lm: e.lm.lm, codec: e.lm.codec}
 	if err := e.runPrompt(st, *req.Prompt, progress); err != nil {
 		return err
 	}
@@ -134,18 +214,14 @@ func (e *Engine) prompt(req proto.Request, emit Emit) error {
 // runPrompt builds the prompt's sequence, runs it with the full cache and
 // makes the run the loaded sample (st the model's state).
 func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) error {
-	lm := st.m.Decoder()
-	var codec eval.Codec
-	if st.tok != nil {
-		codec = st.tok
-	}
-	b, p, err := promptSequence(lm, codec, p)
+	lm := st.lm
+	b, p, err := promptSequence(lm, st.codec, p)
 	if err != nil {
 		return fmt.Errorf("prompt to %s: %w", st.name, err)
 	}
-	cfg := st.m.Config()
+	sh := lm.Shape()
 	n := len(b.Tokens)
-	if bytes := 4 * int64(cfg.Layers) * int64(n) * int64(cfg.HeadSize()) * int64(cfg.Heads+2*cfg.KVHeads); bytes > MaxCaptureBytes {
+	if bytes := 4 * int64(sh.Layers) * int64(n) * int64(sh.HeadSize) * int64(sh.Heads+2*sh.KVHeads); bytes > MaxCaptureBytes {
 		return fmt.Errorf("prompt to %s: %d positions need %d MiB, more than the %d MiB the browser app allows; ask for fewer tokens", st.name, n, bytes>>20, MaxCaptureBytes>>20)
 	}
 	last := 0.0
@@ -163,11 +239,7 @@ func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) 
 	s := ref.Sample
 	s.Meta.Tokens = make([]string, n)
 	for i, t := range ref.Seq.Tokens {
-		if st.tok != nil {
-			s.Meta.Tokens[i] = strings.ToValidUTF8(st.tok.Piece(t), "\uFFFD")
-		} else {
-			s.Meta.Tokens[i] = strconv.Itoa(t)
-		}
+		s.Meta.Tokens[i] = st.label(t)
 	}
 	needles := needlesOf(b, ref.Seq)
 	if p.Task == "passkey" {
@@ -206,7 +278,7 @@ func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) 
 // `haeols eval` does for the same flags (-text or -prompt, -task, -tokens,
 // -prefix, -gen, -seed, one -depths value), and returns the prompt with its
 // defaults filled in.
-func promptSequence(lm llama.Decoder, codec eval.Codec, p proto.Prompt) (*eval.Built, proto.Prompt, error) {
+func promptSequence(lm eval.LM, codec eval.Codec, p proto.Prompt) (*eval.Built, proto.Prompt, error) {
 	ctx := lm.Context()
 	switch {
 	case p.Tokens < 0 || p.Prefix < 0 || p.Gen < 0:
@@ -245,9 +317,7 @@ func promptSequence(lm llama.Decoder, codec eval.Codec, p proto.Prompt) (*eval.B
 		spec.Text = p.Text
 		if len(p.IDs) > 0 {
 			spec.IDs = slices.Clone(p.IDs)
-		} else {
-			spec.IDs = []int{llama.BOS}
-		}
+		} // else the model's BOS (eval.Start), as `haeols eval` starts
 	}
 	b, err := spec.Build(lm, codec)
 	if err != nil {
@@ -283,27 +353,42 @@ func needlesOf(b *eval.Built, seq eval.Sequence) []int {
 func (st *lmState) texts(prev int, ids []int) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		if st.tok == nil {
+		if st.codec == nil {
 			out[i] = strconv.Itoa(id)
 		} else {
-			out[i] = st.tok.DecodeToken(prev, id)
+			out[i] = st.codec.DecodeToken(prev, id)
 		}
 		prev = id
 	}
 	return out
 }
 
+// label is token id's label in the per-head views (the sample's token
+// strings): a llama2.c tokenizer's piece, a checkpoint tokenizer's bytes
+// (control tokens by name), valid UTF-8; the id without a tokenizer.
+func (st *lmState) label(id int) string {
+	switch t := st.codec.(type) {
+	case *llama.Tokenizer:
+		return t.Piece(id)
+	case *tokenizer.Tokenizer:
+		return strings.ToValidUTF8(string(t.TokenBytes(id)), "\uFFFD")
+	case nil:
+		return strconv.Itoa(id)
+	}
+	return strings.ToValidUTF8(st.codec.DecodeToken(0, id), "\uFFFD")
+}
+
 func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
 	ref := st.ref
 	seq := ref.Seq
 	in := &proto.EvalInfo{
-		Model: st.name, Tokenizer: st.tok != nil, Vocab: ref.LM.Vocab(), Context: ref.LM.Context(),
+		Model: st.name, Tokenizer: st.codec != nil, Vocab: ref.LM.Vocab(), Context: ref.LM.Context(),
 		Prompt: p, Key: st.key, IDs: seq.Tokens, Prefix: seq.Prefix, Answers: []proto.Span{}, Needles: needles,
 		Top: ref.Top, Free: ref.Free,
 	}
 	// The sequence's text as `haeols eval` prints it: BOS shows as nothing.
-	if len(seq.Tokens) > 0 && seq.Tokens[0] == llama.BOS {
-		in.Text = append([]string{""}, st.texts(llama.BOS, seq.Tokens[1:])...)
+	if b := eval.Start(st.codec); len(b) > 0 && len(seq.Tokens) > 0 && seq.Tokens[0] == b[0] {
+		in.Text = append([]string{""}, st.texts(b[0], seq.Tokens[1:])...)
 	} else {
 		in.Text = st.texts(0, seq.Tokens)
 	}
@@ -341,7 +426,7 @@ func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
 // supersedes this one.
 func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 	if e.lm == nil || e.lm.ref == nil {
-		return errors.New("eval: this sample is not a model's run (open a llama2.c checkpoint)")
+		return errors.New("eval: this sample is not a model's run (open a checkpoint)")
 	}
 	if len(req.Methods) == 0 {
 		return errors.New("eval: give at least one method")

@@ -451,11 +451,18 @@ func (t *Tokenizer) EncodeText(text string) ([]int, error) {
 	return ids, nil
 }
 
-// DecodeToken is the text of token id for display (its bytes, control
-// tokens as nothing); prev is not needed by these tokenizers.
+// DecodeToken is the text of token id after token prev for display (its
+// bytes, control tokens as nothing). As Decode drops the first space of a
+// SentencePiece text whose space prefix the tokenizer added, a token right
+// after BOS loses its leading space (llama2.c's decoder does the same), so
+// that the tokens of a sequence from BOS read as Decode reads them.
 func (t *Tokenizer) DecodeToken(prev, id int) string {
 	if id < 0 || id >= len(t.tokens) || t.types[id] == Control {
 		return ""
 	}
-	return string(t.TokenBytes(id))
+	b := t.TokenBytes(id)
+	if t.kind == SentencePiece && t.spacePrefix && t.bos >= 0 && prev == t.bos && len(b) > 0 && b[0] == ' ' {
+		b = b[1:]
+	}
+	return string(b)
 }

@@ -571,3 +571,40 @@ func TestSpecialTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeTokenAfterBOS: a SentencePiece token right after BOS loses the
+// space its prefix added, as Decode drops it; elsewhere, and for byte-level
+// tokenizers, the token keeps its space.
+func TestDecodeTokenAfterBOS(t *testing.T) {
+	tk := spm(t, true, nil, helloPieces...)
+	ids, err := tk.Encode("hello world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids[0] != tk.BOS() {
+		t.Fatalf("ids %v do not start with BOS", ids)
+	}
+	var parts []string
+	for i := 1; i < len(ids); i++ {
+		parts = append(parts, tk.DecodeToken(ids[i-1], ids[i]))
+	}
+	whole, err := tk.Decode(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(parts, ""); got != whole || whole != "hello world" {
+		t.Errorf("tokens after BOS read %q, Decode %q", got, whole)
+	}
+	if got := tk.DecodeToken(0, ids[1]); got != " hello" {
+		t.Errorf("▁hello after another token reads %q", got)
+	}
+	noPrefix := spm(t, true, []gguf.KV{{Key: KeyAddSpacePrefix, Value: false}}, helloPieces...)
+	if got := noPrefix.DecodeToken(noPrefix.BOS(), ids[1]); got != " hello" {
+		t.Errorf("without a space prefix, ▁hello after BOS reads %q", got)
+	}
+	bl := bpe(t, "llama-bpe", true)
+	id, _ := bl.ID("Ġthe")
+	if got := bl.DecodeToken(bl.BOS(), id); got != " the" {
+		t.Errorf("a byte-level token after BOS reads %q", got)
+	}
+}
