@@ -7,8 +7,8 @@ import (
 
 	"github.com/vugu/vugu/js"
 
-	"github.com/haeols/haeols/ui/proto"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // The methods below feed root.vugu; they only read the state.
@@ -19,7 +19,7 @@ func (c *Root) Layers() []int { return seq(c.Info, true) }
 // HeadsList are the query head indices of the loaded sample.
 func (c *Root) HeadsList() []int { return seq(c.Info, false) }
 
-func seq(in *proto.Info, layers bool) []int {
+func seq(in *wire.Info, layers bool) []int {
 	if in == nil {
 		return nil
 	}
@@ -167,9 +167,9 @@ func (c *Root) chart(which string) *svgChart {
 
 // chartKey is what a chart is made from.
 type chartKey struct {
-	head   *proto.HeadResult
-	curve  *proto.Curve
-	info   *proto.Info
+	head   *wire.HeadResult
+	curve  *wire.Curve
+	info   *wire.Info
 	ratio  float64
 	method string
 }
@@ -268,7 +268,7 @@ func (c *Root) MethodDescribe(m string) string {
 }
 
 // Methods are the methods the worker offers.
-func (c *Root) Methods() []proto.Method {
+func (c *Root) Methods() []wire.Method {
 	if c.Info == nil {
 		return nil
 	}

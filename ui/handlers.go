@@ -12,8 +12,8 @@ import (
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 
-	"github.com/haeols/haeols/ui/proto"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // MaxFileBytes bounds a local file the app will read (the worker has its
@@ -166,12 +166,12 @@ func pairFiles(a, b string) (model, tok int, err error) {
 }
 
 // fileSource says how the worker reads a local file, by its name.
-func fileSource(name string) (*proto.Source, error) {
+func fileSource(name string) (*wire.Source, error) {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".safetensors", ".npz", ".npy":
-		return &proto.Source{Kind: "file", Name: name}, nil
+		return &wire.Source{Kind: "file", Name: name}, nil
 	case ".bin":
-		return &proto.Source{Kind: "llama", Name: name}, nil
+		return &wire.Source{Kind: "llama", Name: name}, nil
 	}
 	return nil, fmt.Errorf("%s: not a sample file (open a .safetensors, .npz or .npy sample, or a llama2.c .bin checkpoint)", name)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/haeols/haeols/assets"
 	"github.com/haeols/haeols/core"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // ErrScale maps held-out errors to [0, 1] on a log scale for the grid's
@@ -52,7 +52,7 @@ func Hex(p float64) string {
 }
 
 // CellColor is the CSS colour of an error on the grid scale.
-func CellColor(err proto.Num) string {
+func CellColor(err wire.Num) string {
 	p := GridScale.Pos(float64(err))
 	if math.IsNaN(p) {
 		return NAColor
@@ -61,7 +61,7 @@ func CellColor(err proto.Num) string {
 }
 
 // TextColor is a readable text colour over CellColor(err).
-func TextColor(err proto.Num) string {
+func TextColor(err wire.Num) string {
 	p := GridScale.Pos(float64(err))
 	if math.IsNaN(p) || p > 0.6 {
 		return "#111"
@@ -79,7 +79,7 @@ type Tick struct {
 func LegendTicks() []Tick {
 	var ts []Tick
 	for x := GridScale.Lo; x <= GridScale.Hi*1.0001; x *= 10 {
-		ts = append(ts, Tick{Label: Fmt(proto.Num(x)), Pos: GridScale.Pos(x)})
+		ts = append(ts, Tick{Label: Fmt(wire.Num(x)), Pos: GridScale.Pos(x)})
 	}
 	return ts
 }
@@ -96,7 +96,7 @@ func LegendGradient() string {
 }
 
 // Fmt formats a metric for people: 4 significant digits, "n/a" for NaN.
-func Fmt(x proto.Num) string {
+func Fmt(x wire.Num) string {
 	f := float64(x)
 	switch {
 	case math.IsNaN(f):
@@ -175,11 +175,11 @@ func xLabel(c *svgChart, s string) {
 
 // ProfileSVG is a bar chart of the per-probe-query error (log scale), with
 // the probes that ask for a needle marked by a triangle under their bar.
-func ProfileSVG(profile []proto.Num, needleProbes []int) string {
+func ProfileSVG(profile []wire.Num, needleProbes []int) string {
 	return profileChart(profile, needleProbes).HTML()
 }
 
-func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
+func profileChart(profile []wire.Num, needleProbes []int) *svgChart {
 	c := &svgChart{Label: "error of each held-out probe query"}
 	vals := make([]float64, len(profile))
 	for i, v := range profile {
@@ -196,7 +196,7 @@ func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
 			}
 			x := float64(padL) + float64(i)*bw
 			y := logY(v, lo, hi)
-			c.add("rect", "", "probe "+strconv.Itoa(i)+": "+Fmt(proto.Num(v)),
+			c.add("rect", "", "probe "+strconv.Itoa(i)+": "+Fmt(wire.Num(v)),
 				"x", f2(x+0.1*bw), "y", f2(y), "width", f2(max(0.8*bw, 0.5)), "height", f2(float64(padT+plotH)-y), "fill", Hex(GridScale.Pos(v)))
 		}
 		for _, p := range needleProbes {
@@ -213,11 +213,11 @@ func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
 
 // CurveSVG is error vs ratio (log error) for each method of c, the primary
 // method drawn thicker and the current ratio marked by a vertical line.
-func CurveSVG(c *proto.Curve, ratio float64, primary string) string {
+func CurveSVG(c *wire.Curve, ratio float64, primary string) string {
 	return curveChart(c, ratio, primary).HTML()
 }
 
-func curveChart(c *proto.Curve, ratio float64, primary string) *svgChart {
+func curveChart(c *wire.Curve, ratio float64, primary string) *svgChart {
 	ch := &svgChart{Label: "error against compression ratio"}
 	var vals []float64
 	for _, row := range c.Err {
@@ -274,7 +274,7 @@ func CurveRatios() []float64 {
 // Explain tells, in plain sentences for a teacher, what each stage of the
 // compression did to this head, with the head's own numbers. Sentences for
 // stages the method does not have are left out.
-func Explain(hr *proto.HeadResult, prefix int) []string {
+func Explain(hr *wire.HeadResult, prefix int) []string {
 	if hr == nil {
 		return nil
 	}

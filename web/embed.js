@@ -2,7 +2,7 @@
 // reconstruction error of the chosen method next to top-k's at the same
 // ratio. For an <iframe> in a blog post (see EMBED.md); everything runs here
 // from the site's own files: the core in a Web Worker (worker.js, protocol
-// ui/proto), the heatmap renderer in an iframe (heatmap.html).
+// package wire), the heatmap renderer in an iframe (heatmap.html).
 //
 // Query parameters (the simulator's URL names): sample (a preset name,
 // samples/FILE, or a bundled model models/NAME.bin, whose prompt, task and

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // Defaults of the view. Lambda, Phi and Tau equal core.DefaultLambda,
@@ -70,7 +70,7 @@ const (
 	MaxMethods = 16
 )
 
-// Panels are the heatmap panels (proto.Maps.Panel).
+// Panels are the heatmap panels (wire.Maps.Panel).
 var Panels = []string{"all", "orig", "comp", "diff"}
 
 // FilePrefix marks a sample that is a person's local file (Sample
@@ -247,7 +247,7 @@ func Parse(q url.Values) (State, []string) {
 }
 
 // CleanPrompt makes a prompt text the worker takes: valid UTF-8, no
-// control characters but newline and tab, at most proto.MaxPromptText
+// control characters but newline and tab, at most wire.MaxPromptText
 // bytes (cut at a character). It returns what it repaired ("" when
 // nothing).
 func CleanPrompt(p string) (string, string) {
@@ -266,13 +266,13 @@ func CleanPrompt(p string) (string, string) {
 		why = append(why, "control characters dropped")
 		p = clean
 	}
-	if len(p) > proto.MaxPromptText {
-		cut := proto.MaxPromptText
+	if len(p) > wire.MaxPromptText {
+		cut := wire.MaxPromptText
 		for cut > 0 && !utf8.RuneStart(p[cut]) {
 			cut--
 		}
 		p = p[:cut]
-		why = append(why, fmt.Sprintf("cut to %d bytes", proto.MaxPromptText))
+		why = append(why, fmt.Sprintf("cut to %d bytes", wire.MaxPromptText))
 	}
 	return p, strings.Join(why, ", ")
 }
@@ -372,10 +372,10 @@ func (s State) IsModel() bool {
 	return kind == "model" || kind == "file" && strings.HasSuffix(strings.ToLower(s.Sample), ".bin")
 }
 
-// PromptRequest is what the view asks a model to run (proto.Prompt; the
+// PromptRequest is what the view asks a model to run (wire.Prompt; the
 // worker fills in the lengths).
-func (s State) PromptRequest() *proto.Prompt {
-	p := &proto.Prompt{Task: s.Task}
+func (s State) PromptRequest() *wire.Prompt {
+	p := &wire.Prompt{Task: s.Task}
 	switch s.Task {
 	case "":
 		p.Text = s.Prompt
@@ -451,22 +451,22 @@ func (s State) EmbedQuery() string {
 }
 
 // Params are the method parameters of the view.
-func (s State) Params() proto.Params {
-	return proto.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
+func (s State) Params() wire.Params {
+	return wire.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
 }
 
 // Source says how the worker gets the view's sample. A local file has no
 // Source (nil): its bytes must come from the person's computer.
-func (s State) Source() *proto.Source {
+func (s State) Source() *wire.Source {
 	switch kind, err := SampleKind(s.Sample); {
 	case err != nil || kind == "file":
 		return nil
 	case kind == "url":
-		return &proto.Source{Kind: "url", URL: s.Sample}
+		return &wire.Source{Kind: "url", URL: s.Sample}
 	case kind == "model":
-		return &proto.Source{Kind: "llama", URL: s.Sample, Prompt: s.PromptRequest()}
+		return &wire.Source{Kind: "llama", URL: s.Sample, Prompt: s.PromptRequest()}
 	}
-	return &proto.Source{Kind: "preset", Preset: s.Sample}
+	return &wire.Source{Kind: "preset", Preset: s.Sample}
 }
 
 // Fit makes the view valid for a loaded sample of layers x heads with the

@@ -5,7 +5,7 @@
 // heatmap.html) that draws the original | compressed | difference attention
 // maps of one head with their token-class strips and a colour legend.
 //
-// It is meant to live in an iframe. Its parent posts proto.Maps messages as
+// It is meant to live in an iframe. Its parent posts wire.Maps messages as
 // {json: "...", buffers: {orig, comp, classes, segments: ArrayBuffer}}; only
 // messages whose source is the parent window and whose origin is the page's
 // own (any origin when the page is sandboxed, as the app embeds it) are
@@ -13,11 +13,11 @@
 // starts, and one that a newer message replaced before then never is. The
 // messages the app relays from its worker carry a key for the head's
 // unchanging part, which comes only with the first message of a key (see
-// ui/proto); this page keeps the last proto.RecentKeys of those parts as
+// wire); this page keeps the last wire.RecentKeys of those parts as
 // the messages arrive. Relayed maps marked ahead are kept by view
-// (proto.Ahead) and drawn only when the parent posts {show: view, seq},
+// (wire.Ahead) and drawn only when the parent posts {show: view, seq},
 // as the maps of seq; maps older than those on screen, or of the view on
-// screen, are not drawn (proto.Screen). The maps ahead of the slider
+// screen, are not drawn (wire.Screen). The maps ahead of the slider
 // positions nearest the one on screen are decoded and painted while the
 // page is idle, so that their show message only puts the painting on
 // screen (prepStore). The renderer posts to its parent:
@@ -64,7 +64,7 @@ import (
 	"github.com/hajimehoshi/ebiten/v2/inpututil"
 
 	"github.com/haeols/haeols/ui/heatmap"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // inbox holds the latest message from the parent, undecoded, until Update
@@ -159,8 +159,8 @@ type game struct {
 	dragView heatmap.View
 	posted   heatmap.View // the view last reported to the parent
 	drawnMsg bool
-	screen   proto.Screen // the maps on screen
-	shown    bool         // they came from maps ahead (a show message)
+	screen   wire.Screen // the maps on screen
+	shown    bool        // they came from maps ahead (a show message)
 	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
 	// decoding, and when it arrived (performance.now()).
 	decodeMs, arrived float64
@@ -178,7 +178,7 @@ type game struct {
 
 // prepMax is how many maps ahead the page decodes and paints before the
 // app shows them: the slider positions a drag reaches next (see
-// proto.Ahead.Nearest), two in the direction of the last move and one
+// wire.Ahead.Nearest), two in the direction of the last move and one
 // behind. A show message of a prepared view only hands its painting to
 // the renderer; without it, decoding and painting took 8-25 ms of each
 // drawing in a cold scrub.
@@ -273,7 +273,7 @@ func (g *game) prepStep() {
 		ps.wanted = true
 		return
 	}
-	cur, ok := proto.ViewRatio(g.screen.View)
+	cur, ok := wire.ViewRatio(g.screen.View)
 	if !ok {
 		cur = g.data.Maps.Ratio
 	}
@@ -362,7 +362,7 @@ func (g *game) rehearse() {
 	if w.msg.Type() == js.TypeObject && w.msg.Get("json").Type() == js.TypeString {
 		raw = w.msg.Get("json").String()
 	}
-	var m proto.Maps
+	var m wire.Maps
 	if err := json.Unmarshal([]byte(raw), &m); err == nil && m.Factored && m.Rows == d.Maps.Rows && m.Cols == d.Maps.Cols {
 		bufs := w.msg.Get("buffers")
 		if f, err := heatmap.DecodeFactored(m, bytesOf(bufs, "scale"), bytesOf(bufs, "inv"), bytesOf(bufs, "syn"), bytesOf(bufs, "share"), bytesOf(bufs, "source")); err == nil {
@@ -565,8 +565,8 @@ func (g *game) take(msg js.Value, at float64) {
 // turns back reaches them first.
 func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, old *heatmap.Painting) {
 	view, show := envView(msg), msg.Get("shown").Truthy()
-	if r, ok := proto.ViewRatio(view); ok {
-		if prev, ok := proto.ViewRatio(g.screen.View); ok && r != prev {
+	if r, ok := wire.ViewRatio(view); ok {
+		if prev, ok := wire.ViewRatio(g.screen.View); ok && r != prev {
 			g.prep.dir = math.Copysign(1, r-prev)
 		}
 	}
@@ -598,7 +598,7 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 		g.warm.msg = msg // rehearse with the latest maps
 		g.later(warmIdleMs)
 	}
-	g.screen, g.shown = proto.Screen{View: view, Seq: d.Maps.Seq}, show
+	g.screen, g.shown = wire.Screen{View: view, Seq: d.Maps.Seq}, show
 	g.relayout()
 }
 
@@ -706,7 +706,7 @@ func post(msg map[string]any) {
 	parent.Call("postMessage", js.ValueOf(msg), "*")
 }
 
-// listen receives proto.Maps messages from the parent window, starting
+// listen receives wire.Maps messages from the parent window, starting
 // with the one heatmap.html kept while the program loaded.
 func listen(in *inbox, wake, prepare func()) {
 	window := js.Global().Get("window")
@@ -739,7 +739,7 @@ func listen(in *inbox, wake, prepare func()) {
 			ahead.Put(view, data)
 			if waiting.View == view {
 				receive(shown(data, waiting.Seq))
-				waiting = proto.Screen{}
+				waiting = wire.Screen{}
 			} else {
 				prepare()
 			}
@@ -750,9 +750,9 @@ func listen(in *inbox, wake, prepare func()) {
 			view, seq := data.Get("show").String(), envSeq(data)
 			if m, ok := ahead.Get(view); ok {
 				receive(shown(m, seq))
-				waiting = proto.Screen{}
+				waiting = wire.Screen{}
 			} else {
-				waiting = proto.Screen{View: view, Seq: seq}
+				waiting = wire.Screen{View: view, Seq: seq}
 			}
 		default:
 			receive(data)
@@ -772,11 +772,11 @@ func listen(in *inbox, wake, prepare func()) {
 	}
 }
 
-// ahead holds the maps sent ahead (proto.Maps.Ahead) by view, and waiting
-// the show message whose maps have not come yet (see ui/proto).
+// ahead holds the maps sent ahead (wire.Maps.Ahead) by view, and waiting
+// the show message whose maps have not come yet (see wire).
 var (
-	ahead   proto.Ahead[js.Value]
-	waiting proto.Screen
+	ahead   wire.Ahead[js.Value]
+	waiting wire.Screen
 )
 
 // shown is a message of maps ahead m to draw as the maps of seq: the same
@@ -852,8 +852,8 @@ func bytesOf(bufs js.Value, name string) []byte {
 }
 
 // statics are the messages that came with their key's unchanging part
-// (the worker keeps the same proto.Recent of keys).
-var statics proto.Recent[js.Value]
+// (the worker keeps the same wire.Recent of keys).
+var statics wire.Recent[js.Value]
 
 // missingError is a message's key whose unchanging part this page does
 // not hold.
@@ -875,7 +875,7 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
 		return nil, nil
 	}
-	var m proto.Maps
+	var m wire.Maps
 	if err := json.Unmarshal([]byte(v.Get("json").String()), &m); err != nil {
 		return nil, fmt.Errorf("maps message: %w", err)
 	}
@@ -902,7 +902,7 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 			orig = prev.Orig
 			m.TokenText, m.Needles = prev.Maps.TokenText, prev.Maps.Needles
 		} else if st, ok := statics.Get(key); ok {
-			var sm proto.Maps
+			var sm wire.Maps
 			if err := json.Unmarshal([]byte(st.Get("json").String()), &sm); err != nil {
 				return nil, fmt.Errorf("maps message: %w", err)
 			}

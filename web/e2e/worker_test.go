@@ -13,7 +13,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // rawAnswer is one worker answer as the test page recorded it.
@@ -29,7 +29,7 @@ type rawAnswer struct {
 // workerResults are the page's measurements (see testdata/worker-test.html).
 type workerResults struct {
 	LoadMs             float64        `json:"loadMs"`
-	Info               proto.Info     `json:"info"`
+	Info               wire.Info      `json:"info"`
 	GridFirstMs        float64        `json:"gridFirstMs"`
 	GridFirstPartMs    float64        `json:"gridFirstPartMs"`
 	GridParts          int            `json:"gridParts"`
@@ -45,9 +45,9 @@ type workerResults struct {
 	GridAfterHeadMs    float64        `json:"gridAfterHeadMs"`
 	HeadBeforeGridDone bool           `json:"headBeforeGridDone"`
 	Compare            []struct {
-		ID     int          `json:"id"`
-		Method string       `json:"method"`
-		Params proto.Params `json:"params"`
+		ID     int         `json:"id"`
+		Method string      `json:"method"`
+		Params wire.Params `json:"params"`
 	} `json:"compare"`
 	CompareHeadID  int    `json:"compareHeadID"`
 	SupersededDone bool   `json:"supersededDone"`
@@ -105,7 +105,7 @@ func TestWorkerProtocol(t *testing.T) {
 		if a.ID != res.CompareHeadID {
 			continue
 		}
-		var r proto.Response
+		var r wire.Response
 		json.Unmarshal([]byte(a.JSON), &r)
 		want, c, err := m.Run("hae-ols", p, 2, 3)
 		if err != nil || r.Head == nil {
@@ -193,14 +193,14 @@ func TestWorkerProtocol(t *testing.T) {
 func checkGrid(t *testing.T, m *core.Model, raw []rawAnswer, id int, method string, p core.Params) {
 	t.Helper()
 	s := m.Sample
-	var cells []proto.Cell
-	var mean proto.Num
+	var cells []wire.Cell
+	var mean wire.Num
 	na := ""
 	for _, a := range raw {
 		if a.ID != id {
 			continue
 		}
-		var r proto.Response
+		var r wire.Response
 		if err := json.Unmarshal([]byte(a.JSON), &r); err != nil {
 			t.Fatalf("answer %s: %v", a.JSON, err)
 		}

@@ -1,4 +1,4 @@
-// Package proto is the message protocol between the pages of the haeols web
+// Package wire is the message protocol between the pages of the haeols web
 // app (the vugu UI, the embed page) and the core running in a Web Worker,
 // and between the UI and the ebiten heatmap page.
 //
@@ -29,7 +29,7 @@
 // maps of that request, without waiting for the worker. A heatmap page
 // never draws maps older (a lower Seq) than those on screen, nor the same
 // view again.
-package proto
+package wire
 
 import (
 	"cmp"
