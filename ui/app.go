@@ -612,8 +612,7 @@ func (c *Root) showAhead(view string) {
 		return
 	}
 	msg := js.Global().Get("Object").New()
-	msg.Set("show", view)
-	msg.Set("seq", c.headID)
+	wire.Envelope{Show: view, Seq: c.headID}.Write(msg)
 	win.Call("postMessage", msg, "*")
 }
 

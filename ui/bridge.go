@@ -32,7 +32,7 @@ func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error
 			return nil
 		}
 		data := args[0].Get("data")
-		if data.Get("relay").Truthy() {
+		if wire.ReadEnvelope(jsFields{data}).Relay == wire.RelayHeatmap {
 			// Maps for the heatmap page (wire.Request.Direct): passed on
 			// at once, in order, unread.
 			relay(data)
@@ -73,9 +73,28 @@ func relay(data js.Value) {
 	}
 	transfer := js.Global().Get("Object").Call("values", data.Get("buffers"))
 	perf := js.Global().Get("performance")
-	data.Set("relayed_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
+	wire.Envelope{RelayedAt: perf.Get("timeOrigin").Float() + perf.Call("now").Float()}.Write(data)
 	win.Call("postMessage", data, "*", transfer)
 }
+
+// jsFields reads a JavaScript object's fields (wire.Fields).
+type jsFields struct{ v js.Value }
+
+func (f jsFields) String(key string) (string, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeString {
+		return x.String(), true
+	}
+	return "", false
+}
+
+func (f jsFields) Number(key string) (float64, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeNumber {
+		return x.Float(), true
+	}
+	return 0, false
+}
+
+func (f jsFields) Bool(key string) bool { return f.v.Get(key).Truthy() }
 
 // heatmapWindow is the window of the heatmap iframe, undefined when there
 // is none.

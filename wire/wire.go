@@ -10,9 +10,9 @@
 // encoded as null via Num.
 //
 // Maps for the app's heatmap page (Request.Direct) travel as relay
-// messages, {relay: "heatmap", key, json, buffers}, which the app page
-// passes on to the heatmap page as they arrive, in order, without reading
-// them. The key names the head's unchanging part: its original map (buffer
+// messages, {json, buffers} with an Envelope (Relay RelayHeatmap, Key,
+// View, Seq, ...), which the app page passes on to the heatmap page as
+// they arrive, in order, without reading them. The key names the head's unchanging part: its original map (buffer
 // "orig"), Maps.TokenText and Maps.Needles. The worker sends that part with
 // the first message of a key and leaves it out while the heatmap page still
 // holds it: both ends remember the keys sent with it in a Recent, fed the
@@ -24,7 +24,8 @@
 // positions a person may scrub to next (Maps.Ahead, each named by its
 // Maps.View, a ViewKey), which the heatmap page keeps without drawing. On
 // every change of the view the app page posts the heatmap page a show
-// message, {show: view, seq: the head request's ID}, straight away; when
+// message, an Envelope of Show (the view) and Seq (the head request's
+// ID), straight away; when
 // the heatmap page holds that view's maps it draws them at once, as the
 // maps of that request, without waiting for the worker. A heatmap page
 // never draws maps older (a lower Seq) than those on screen, nor the same

@@ -71,10 +71,10 @@ import (
 // takes it.
 type inbox struct {
 	mu    sync.Mutex
-	msg   js.Value // the message's data; undefined when there is none
-	seq   int      // its seq (0: unknown)
-	reset bool     // a double click asked for the whole map
-	at    float64  // when the message arrived (performance.now())
+	msg   js.Value      // the message's data; undefined when there is none
+	env   wire.Envelope // its envelope
+	reset bool          // a double click asked for the whole map
+	at    float64       // when the message arrived (performance.now())
 }
 
 func (b *inbox) askReset() {
@@ -96,31 +96,36 @@ func (b *inbox) takeReset() bool {
 // earlier moves) or the same maps (the worker's maps of a view shown from
 // maps ahead).
 func (b *inbox) put(msg js.Value, at float64) {
-	seq := envSeq(msg)
+	env := envelope(msg)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.msg.Type() == js.TypeObject && seq > 0 && b.seq > 0 && (seq < b.seq || seq == b.seq && envView(msg) == envView(b.msg)) {
+	if b.msg.Type() == js.TypeObject && env.Seq > 0 && b.env.Seq > 0 && (env.Seq < b.env.Seq || env.Seq == b.env.Seq && env.View == b.env.View) {
 		return
 	}
-	b.msg, b.seq, b.at = msg, seq, at
+	b.msg, b.env, b.at = msg, env, at
 }
 
-// envSeq is the seq a message's envelope carries (relayed and shown maps),
-// 0 when it carries none.
-func envSeq(msg js.Value) int {
-	if v := msg.Get("seq"); v.Type() == js.TypeNumber {
-		return v.Int()
+// envelope reads a message's envelope (wire.Envelope).
+func envelope(msg js.Value) wire.Envelope { return wire.ReadEnvelope(jsFields{msg}) }
+
+// jsFields reads a JavaScript object's fields (wire.Fields).
+type jsFields struct{ v js.Value }
+
+func (f jsFields) String(key string) (string, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeString {
+		return x.String(), true
 	}
-	return 0
+	return "", false
 }
 
-// envView is the view a message's envelope names, "" when none.
-func envView(msg js.Value) string {
-	if v := msg.Get("view"); v.Type() == js.TypeString {
-		return v.String()
+func (f jsFields) Number(key string) (float64, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeNumber {
+		return x.Float(), true
 	}
-	return ""
+	return 0, false
 }
+
+func (f jsFields) Bool(key string) bool { return f.v.Get(key).Truthy() }
 
 func (b *inbox) pending() bool {
 	b.mu.Lock()
@@ -518,8 +523,8 @@ func (g *game) later(ms float64) {
 // Draw on; a message that does not decode is reported and the maps shown
 // stay.
 func (g *game) take(msg js.Value, at float64) {
-	view, seq := envView(msg), envSeq(msg)
-	show := msg.Get("shown").Truthy()
+	env := envelope(msg)
+	view, seq, show := env.View, env.Seq, env.Shown
 	if g.data != nil && !g.screen.Wants(view, seq) {
 		return // older than the maps on screen, or the same view again
 	}
@@ -564,7 +569,8 @@ func (g *game) take(msg js.Value, at float64) {
 // screen stay prepared (with their painting, when old is it): a drag that
 // turns back reaches them first.
 func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, old *heatmap.Painting) {
-	view, show := envView(msg), msg.Get("shown").Truthy()
+	env := envelope(msg)
+	view, show := env.View, env.Shown
 	if r, ok := wire.ViewRatio(view); ok {
 		if prev, ok := wire.ViewRatio(g.screen.View); ok && r != prev {
 			g.prep.dir = math.Copysign(1, r-prev)
@@ -584,7 +590,7 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 	g.decodeMs, g.arrived = now()-t0, at
 	// When the worker posted the maps and the app passed them on (relay
 	// messages; on the clock every page shares), for the timings.
-	g.postedAt, g.relayedAt = numberOr(msg.Get("posted_at")), numberOr(msg.Get("relayed_at"))
+	g.postedAt, g.relayedAt = env.PostedAt, env.RelayedAt
 	panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
 	if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
 		g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
@@ -689,14 +695,6 @@ func (g *game) Layout(outsideW, outsideH int) (int, int) {
 	return w, h
 }
 
-// numberOr returns v as a float, 0 when it is not a number.
-func numberOr(v js.Value) float64 {
-	if v.Type() != js.TypeNumber {
-		return 0
-	}
-	return v.Float()
-}
-
 // post sends msg to the parent window.
 func post(msg map[string]any) {
 	parent := js.Global().Get("parent")
@@ -728,14 +726,15 @@ func listen(in *inbox, wake, prepare func()) {
 		if data.Type() != js.TypeObject {
 			return nil
 		}
-		if k, b := data.Get("key"), data.Get("buffers"); k.Type() == js.TypeString && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
-			statics.Put(k.String(), data)
+		env := envelope(data)
+		if b := data.Get("buffers"); env.Key != "" && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
+			statics.Put(env.Key, data)
 		}
 		switch {
-		case data.Get("ahead").Truthy():
+		case env.Ahead:
 			// Maps of a view the app may show next: kept, drawn on its
 			// show message (or now, if that came first).
-			view := envView(data)
+			view := env.View
 			ahead.Put(view, data)
 			if waiting.View == view {
 				receive(shown(data, waiting.Seq))
@@ -743,11 +742,11 @@ func listen(in *inbox, wake, prepare func()) {
 			} else {
 				prepare()
 			}
-		case data.Get("show").Type() == js.TypeString:
+		case env.Show != "":
 			// The app's view changed to show (its head request seq): draw
 			// the maps sent ahead for it, else wait for them or for the
 			// worker's answer.
-			view, seq := data.Get("show").String(), envSeq(data)
+			view, seq := env.Show, env.Seq
 			if m, ok := ahead.Get(view); ok {
 				receive(shown(m, seq))
 				waiting = wire.Screen{}
@@ -783,11 +782,11 @@ var (
 // buffers (decoding copies them, so m stays whole for another show).
 func shown(m js.Value, seq int) js.Value {
 	o := js.Global().Get("Object").New()
-	for _, k := range []string{"json", "buffers", "key", "view", "posted_at", "relayed_at"} {
+	for _, k := range []string{"json", "buffers"} {
 		o.Set(k, m.Get(k))
 	}
-	o.Set("seq", seq)
-	o.Set("shown", true)
+	env := envelope(m)
+	wire.Envelope{Key: env.Key, View: env.View, Seq: seq, Shown: true, PostedAt: env.PostedAt, RelayedAt: env.RelayedAt}.Write(o)
 	return o
 }
 
@@ -879,13 +878,11 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 	if err := json.Unmarshal([]byte(v.Get("json").String()), &m); err != nil {
 		return nil, fmt.Errorf("maps message: %w", err)
 	}
-	if seq := envSeq(v); seq > 0 {
-		m.Seq = seq // maps ahead, shown for the app's request seq
+	env := envelope(v)
+	if env.Seq > 0 {
+		m.Seq = env.Seq // maps ahead, shown for the app's request seq
 	}
-	key := ""
-	if k := v.Get("key"); k.Type() == js.TypeString {
-		key = k.String()
-	}
+	key := env.Key
 	bufs := v.Get("buffers")
 	get := func(name string) js.Value { return bufferOf(bufs, name) }
 	bytesOf := func(name string) []byte { return bytesOf(bufs, name) }

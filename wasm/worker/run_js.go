@@ -155,17 +155,11 @@ func (s *relaySink) Send(m wire.Maps, key string, bufs map[string][]byte) bool {
 		return false
 	}
 	msg, transfer := message(string(b), bufs)
-	msg.Set("relay", "heatmap")
-	msg.Set("key", key)
 	// What the heatmap page decides on before decoding (wire.Screen,
 	// wire.Ahead).
-	msg.Set("view", m.View)
-	msg.Set("seq", m.Seq)
-	if m.Ahead {
-		msg.Set("ahead", true)
-	}
 	perf := js.Global().Get("performance")
-	msg.Set("posted_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
+	wire.Envelope{Relay: wire.RelayHeatmap, Key: key, View: m.View, Seq: m.Seq, Ahead: m.Ahead,
+		PostedAt: perf.Get("timeOrigin").Float() + perf.Call("now").Float()}.Write(msg)
 	js.Global().Call("postMessage", msg, transfer)
 	if _, ok := bufs["orig"]; ok {
 		s.held.Put(key, struct{}{})
