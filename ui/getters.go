@@ -19,6 +19,16 @@ func (c *Root) Layers() []int { return seq(c.Info, true) }
 // HeadsList are the query head indices of the loaded sample.
 func (c *Root) HeadsList() []int { return seq(c.Info, false) }
 
+// sliderAttrs are a slider's min, max and step attributes.
+type sliderAttrs struct{ Min, Max, Step string }
+
+// Slider is the range of the slider of the parameter name (wire.Sliders)
+// as the template renders it.
+func (c *Root) Slider(name string) sliderAttrs {
+	sl, _ := wire.SliderOf(name)
+	return sliderAttrs{state.Fmt(sl.Min), state.Fmt(sl.Max), state.Fmt(sl.Step)}
+}
+
 func seq(in *wire.Info, layers bool) []int {
 	if in == nil {
 		return nil

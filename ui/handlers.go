@@ -302,16 +302,13 @@ func (c *Root) SetParam(name, value string) {
 	if err != nil || math.IsNaN(x) {
 		return
 	}
-	switch name {
-	case "ratio":
-		c.S.Ratio = min(max(x, state.MinRatio), state.MaxRatio)
-	case "lambda":
-		c.S.Lambda = min(max(x, 0), 1)
-	case "phi":
-		c.S.Phi = min(max(x, 0), 1)
-	case "tau":
-		c.S.Tau = min(max(x, state.MinTau), state.MaxTau)
+	sl, ok := wire.SliderOf(name)
+	if !ok {
+		return
 	}
+	p := c.S.Params()
+	*sl.Of(&p) = sl.Clamp(x)
+	c.S.SetParams(p)
 	c.refresh()
 }
 

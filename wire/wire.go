@@ -243,6 +243,11 @@ type Info struct {
 	Needles      []int    `json:"needles,omitempty"`
 	NeedleProbes []int    `json:"needle_probes,omitempty"`
 	Methods      []Method `json:"methods"`
+	// Defaults are the core's default parameters (core.DefaultRatio,
+	// core.DefaultParams) and Sliders their ranges (the package's
+	// Sliders), for a page that does not link the core (the embed page).
+	Defaults Params   `json:"defaults"`
+	Sliders  []Slider `json:"sliders"`
 	// Eval is set when the sample is a model's run of a prompt: what
 	// OpEval compares against.
 	Eval *EvalInfo `json:"eval,omitempty"`

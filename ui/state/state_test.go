@@ -50,14 +50,14 @@ func TestParseBad(t *testing.T) {
 		want  func(*State)
 		msg   string // substring of the only message
 	}{
-		{"ratio too small", "ratio=0", func(s *State) { s.Ratio = MinRatio }, "ratio: 0 is outside"},
+		{"ratio too small", "ratio=0", func(s *State) { s.Ratio = wire.RatioSlider.Min }, "ratio: 0 is outside"},
 		{"ratio too large", "ratio=3", func(s *State) { s.Ratio = 1 }, "ratio: 3 is outside"},
 		{"ratio NaN", "ratio=NaN", func(*State) {}, `ratio: "NaN" is not a number`},
 		{"ratio Inf", "ratio=Inf", func(*State) {}, `ratio: "Inf" is not a number`},
 		{"ratio text", "ratio=half", func(*State) {}, `ratio: "half" is not a number`},
 		{"lambda negative", "lambda=-1", func(s *State) { s.Lambda = 0 }, "lambda: -1 is outside"},
 		{"phi above", "phi=1.5", func(s *State) { s.Phi = 1 }, "phi: 1.5 is outside"},
-		{"tau low", "tau=0.1", func(s *State) { s.Tau = MinTau }, "tau: 0.1 is outside"},
+		{"tau low", "tau=0.1", func(s *State) { s.Tau = 0.5 }, "tau: 0.1 is outside"},
 		{"layer text", "layer=x", func(*State) {}, `layer: "x" is not a whole number`},
 		{"layer negative", "layer=-2", func(*State) {}, "layer: -2 is negative"},
 		{"head huge", "head=999999", func(*State) {}, "head: 999999 is too large"},

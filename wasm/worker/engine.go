@@ -21,7 +21,6 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
 	"github.com/haeols/haeols/core/sample"
-	"github.com/haeols/haeols/ui/state"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -249,6 +248,13 @@ func (e *Engine) dropGPU(err error, emit Emit) {
 	emit(wire.Response{ID: e.computeID, Op: wire.OpCompute, Compute: &c, Done: true}, nil)
 }
 
+// DefaultParams are the core's default parameters (core.DefaultRatio,
+// core.DefaultParams) as the pages know them (Info.Defaults).
+func DefaultParams() wire.Params {
+	p := core.DefaultParams(core.DefaultRatio)
+	return wire.Params{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: p.Tau}
+}
+
 // coreParams turns the page's parameters into core.Params (the defaults
 // for sinks, recent window and summaries).
 func coreParams(p wire.Params) core.Params {
@@ -414,6 +420,7 @@ func infoOf(name string, s *sample.Sample) *wire.Info {
 		Name: name, Model: s.Meta.Model, Source: s.Meta.Source, Description: s.Meta.Description,
 		Layers: s.L, Heads: s.H, KVHeads: s.HKV, Tokens: s.N, Prefix: s.Prefix(), Dim: s.D,
 		TokenText: s.Meta.Tokens, Needles: s.Meta.Needles, NeedleProbes: s.Meta.NeedleProbes,
+		Defaults: DefaultParams(), Sliders: wire.Sliders,
 	}
 	for _, n := range core.MethodNames() {
 		m, _ := core.Lookup(n)
@@ -824,24 +831,9 @@ func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
 	return nil
 }
 
-// PrefetchSteps is the number of slider steps per unit ratio that Prefetch
-// anticipates: ratios k/100, computed by division so that they are the same
-// float64 as a slider's "0.31" parsed.
-const PrefetchSteps = 100
-
-// paramSliders are the page's sliders of the HAE-OLS parameters: their
-// steps per unit (the reciprocal of the step attribute in ui/root.vugu, so
-// that a prefetched value is the one the slider gives) and range.
-var paramSliders = []struct {
-	name   string
-	get    func(p *wire.Params) *float64
-	steps  float64
-	lo, hi float64
-}{
-	{"lambda", func(p *wire.Params) *float64 { return &p.Lambda }, 20, 0, 1},
-	{"phi", func(p *wire.Params) *float64 { return &p.Phi }, 20, 0, 1},
-	{"tau", func(p *wire.Params) *float64 { return &p.Tau }, 200, state.MinTau, state.MaxTau},
-}
+// ratioSteps is the number of the ratio slider's steps per unit that
+// Prefetch anticipates (wire.Slider.PerUnit).
+var ratioSteps = wire.RatioSlider.PerUnit()
 
 // prefetchSpan is how many slider steps ahead of the focus (in the
 // direction of the last move) Prefetch prepares for the focused KV head;
@@ -866,7 +858,7 @@ func (e *Engine) setFocus(req wire.Request, kv int) {
 	if sameView {
 		// The last move's size in slider steps: a person dragging fast
 		// moves several at a time, and the next move likely as many.
-		d := math.Round((req.Params.Ratio - f.Params.Ratio) * PrefetchSteps)
+		d := math.Round((req.Params.Ratio - f.Params.Ratio) * ratioSteps)
 		if d < 0 {
 			dir = -1
 		}
@@ -876,11 +868,11 @@ func (e *Engine) setFocus(req wire.Request, kv int) {
 	e.focus, e.focusKV = &r, kv
 	e.prefetch = e.prefetch[:0]
 	s := e.model.Sample
-	base := math.Round(req.Params.Ratio * PrefetchSteps)
+	base := math.Round(req.Params.Ratio * ratioSteps)
 	add := func(l, kv int, steps float64) {
 		pp := req.Params
-		pp.Ratio = (base + steps) / PrefetchSteps
-		if pp.Ratio >= state.MinRatio && pp.Ratio <= state.MaxRatio {
+		pp.Ratio = (base + steps) / ratioSteps
+		if pp.Ratio >= wire.RatioSlider.Min && pp.Ratio <= wire.RatioSlider.Max {
 			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
 		}
 	}
@@ -920,16 +912,17 @@ func (e *Engine) setFocus(req wire.Request, kv int) {
 	// the parameters the method reads: a person stepping one of them finds
 	// the next position ready (a new lambda costs a new HAE order, about
 	// 80 ms in wasm on the default sample).
-	for _, ps := range paramSliders {
-		if !core.Tunes(req.Method, ps.name) {
+	for _, ps := range wire.Sliders {
+		if ps.Name == wire.RatioSlider.Name || !core.Tunes(req.Method, ps.Name) {
 			continue
 		}
-		cur := *ps.get(&req.Params)
-		base := math.Round(cur * ps.steps)
+		cur := *ps.Of(&req.Params)
+		steps := ps.PerUnit()
+		base := math.Round(cur * steps)
 		for _, k := range []float64{1, -1, 2, -2} {
 			pp := req.Params
-			if x := (base + k) / ps.steps; x >= ps.lo && x <= ps.hi && x != cur {
-				*ps.get(&pp) = x
+			if x := (base + k) / steps; x >= ps.Min && x <= ps.Max && x != cur {
+				*ps.Of(&pp) = x
 				e.prefetch = append(e.prefetch, cacheKey{req.Layer, kv, req.Method, coreParams(pp)})
 			}
 		}
@@ -950,7 +943,7 @@ func (e *Engine) setFocus(req wire.Request, kv int) {
 	// first: once the worker has been idle for a few seconds, scrubbing
 	// anywhere only evaluates kept caches (Prefetch skips those already
 	// made).
-	for k := prefetchSpan + 1; k <= PrefetchSteps; k++ {
+	for k := prefetchSpan + 1; float64(k) <= ratioSteps; k++ {
 		add(req.Layer, kv, dir*float64(k))
 		add(req.Layer, kv, -dir*float64(k-prefetchSpan/2))
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/ui/heatmap"
-	"github.com/haeols/haeols/ui/state"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -76,6 +75,23 @@ func loaded(t testing.TB, preset string) (*Engine, *recorder, *core.Model) {
 		t.Fatal(err)
 	}
 	return e, rc, m
+}
+
+// TestInfoDefaults: a load's answer brings the core's default parameters
+// and the sliders' ranges, which the embed page has from nowhere else.
+func TestInfoDefaults(t *testing.T) {
+	e, _, _ := loaded(t, "tiny")
+	in := e.Info()
+	d := core.DefaultParams(core.DefaultRatio)
+	if want := (wire.Params{Ratio: d.Ratio, Lambda: d.Lambda, Phi: d.Phi, Tau: d.Tau}); in.Defaults != want {
+		t.Errorf("defaults %+v, core's are %+v", in.Defaults, want)
+	}
+	if !reflect.DeepEqual(in.Sliders, wire.Sliders) {
+		t.Errorf("sliders %+v, want %+v", in.Sliders, wire.Sliders)
+	}
+	if err := coreParams(in.Defaults).Validate(); err != nil {
+		t.Error(err)
+	}
 }
 
 func TestGridMatchesCore(t *testing.T) {
@@ -536,7 +552,7 @@ func TestPrefetch(t *testing.T) {
 	// was made by the request) and, at this ratio, two steps either way of
 	// lambda (0.25) and phi (0.25) and two down of tau (1, its top), then
 	// nothing else: the tiny preset has one KV head.
-	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
+	steps := int(math.Round((wire.RatioSlider.Max - wire.RatioSlider.Min) * ratioSteps))
 	if n != steps+10 {
 		t.Fatalf("prefetched %d caches, want %d", n, steps+10)
 	}
@@ -551,7 +567,7 @@ func TestPrefetch(t *testing.T) {
 	}
 	for k := 0; k <= steps; k++ {
 		pp := p
-		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+k) / PrefetchSteps
+		pp.Ratio = float64(int(math.Round(wire.RatioSlider.Min*ratioSteps))+k) / ratioSteps
 		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
 			t.Errorf("ratio %v not prefetched", pp.Ratio)
 		}
@@ -987,11 +1003,11 @@ func TestPrefetchAhead(t *testing.T) {
 		return k.sent[n:]
 	}
 	sent := ahead()
-	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
+	steps := int(math.Round((wire.RatioSlider.Max - wire.RatioSlider.Min) * ratioSteps))
 	fits := 0
 	for s := 0; s <= steps; s++ {
 		pp := p
-		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+s) / PrefetchSteps
+		pp.Ratio = float64(int(math.Round(wire.RatioSlider.Min*ratioSteps))+s) / ratioSteps
 		if ce := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; ce != nil && ce.err == nil {
 			fits++
 		}
