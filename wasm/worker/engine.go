@@ -10,6 +10,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -466,10 +467,38 @@ func naCell(l, h int) wire.Cell {
 	return wire.Cell{Layer: l, Head: h, Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
 }
 
+// sweep runs sw on the model (core.Model.Sweep) one job at a time, with
+// the kept caches and their metrics, calling job after each (cell, KV
+// head) job but the last and check after each that job returns false
+// for; it reports false when check or job stopped it (the request is then
+// answered or superseded), and returns the last job.
+func (e *Engine) sweep(sw core.Sweep, check Check, job func(core.SweepJob) bool) ([]core.Cell, core.SweepJob, bool, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last core.SweepJob
+	sw.Workers = 1 // the engine is not safe for concurrent use
+	sw.Compress = func(g *core.Group, method string, p core.Params) (*core.Cache, error) {
+		return e.compress(g.Layer, g.KV, method, p)
+	}
+	sw.Evaluate = func(g *core.Group, method string, p core.Params, c *core.Cache, hi int) core.Metrics {
+		return e.evaluate(cacheKey{g.Layer, g.KV, method, p}, g, c, hi)
+	}
+	sw.Progress = func(j core.SweepJob) {
+		if last = j; j.Done < j.Total && (!job(j) || check()) {
+			cancel()
+		}
+	}
+	cells, err := e.model.Sweep(ctx, sw)
+	if ctx.Err() != nil {
+		return nil, last, false, nil
+	}
+	return cells, last, true, err
+}
+
 // grid answers with one part per KV head (the cells of its query heads),
-// the last one Done with the model's mean error.
+// the last one Done with the model's mean error; a method that does not
+// fit the ratio, with one part that says why (GridPart.NA).
 func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
-	s := e.model.Sample
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
 		return fmt.Errorf("grid: %w", err)
@@ -477,35 +506,45 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("grid: %w", err)
 	}
-	all := make([]core.Metrics, s.L*s.H)
-	groups := s.L * s.HKV
-	for j := 0; j < groups; j++ {
-		if j > 0 && check() {
-			return nil
+	part := func(j core.SweepJob) *wire.GridPart {
+		gp := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: wire.Num(math.NaN()), Cells: []wire.Cell{}}
+		if j.Err != nil {
+			gp.NA = j.Err.Error()
 		}
-		l, kv := j/s.HKV, j%s.HKV
-		c, err := e.compress(l, kv, req.Method, p)
-		if errors.Is(err, core.ErrDoesNotFit) {
-			part := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, Cells: []wire.Cell{}, MeanErr: wire.Num(math.NaN()), NA: err.Error()}
-			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part, Progress: 1, Done: true}, nil)
-			return nil
+		for _, m := range j.Metrics {
+			gp.Cells = append(gp.Cells, cellOf(m))
 		}
-		if err != nil {
-			return fmt.Errorf("grid: %w", err)
-		}
-		g, _ := e.model.Group(l, kv)
-		part := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: wire.Num(math.NaN())}
-		for hi, h := range g.Heads {
-			m := e.evaluate(cacheKey{l, kv, req.Method, p}, g, c, hi)
-			all[l*s.H+h] = m
-			part.Cells = append(part.Cells, cellOf(m))
-		}
-		done := j == groups-1
-		if done {
-			part.MeanErr = wire.Num(core.MeanErr(all))
-		}
-		emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part, Progress: float64(j+1) / float64(groups), Done: done}, nil)
+		return gp
 	}
+	na := func(j core.SweepJob) bool {
+		return errors.Is(j.Err, core.ErrDoesNotFit) || errors.Is(j.Err, core.ErrNeedsKV)
+	}
+	sw := core.Sweep{Ratios: []float64{req.Params.Ratio}, Methods: []string{req.Method},
+		Params: func(float64) (core.Params, error) { return p, nil }}
+	cells, last, whole, err := e.sweep(sw, check, func(j core.SweepJob) bool {
+		if na(j) {
+			// The method does not fit: one answer says so.
+			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part(j), Progress: 1, Done: true}, nil)
+			return false
+		}
+		if j.Err == nil {
+			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part(j), Progress: float64(j.Done) / float64(j.Total)}, nil)
+		}
+		return true
+	})
+	switch {
+	case !whole:
+		return nil
+	case err != nil:
+		return fmt.Errorf("grid: %w", err)
+	}
+	gp := part(last)
+	if c := cells[0]; c.NA != "" {
+		gp.Cells, gp.NA = []wire.Cell{}, c.Cause.Error()
+	} else {
+		gp.MeanErr = wire.Num(core.MeanErr(c.Metrics))
+	}
+	emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: 1, Done: true}, nil)
 	return nil
 }
 
@@ -758,7 +797,6 @@ var littleEndian = func() bool {
 // or the mean over all heads (Head -1). A point where the method does not
 // fit is NaN (null).
 func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
-	s := e.model.Sample
 	if len(req.Methods) == 0 || len(req.Ratios) == 0 {
 		return errors.New("curve: give at least one method and one ratio")
 	}
@@ -767,63 +805,30 @@ func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
 			return fmt.Errorf("curve: %w", err)
 		}
 	}
-	var g *core.Group
-	hi := -1
+	sw := core.Sweep{Ratios: req.Ratios, Methods: req.Methods, Params: func(r float64) (core.Params, error) {
+		pp := req.Params
+		pp.Ratio = r
+		return coreParams(pp), coreParams(pp).Validate()
+	}}
 	if req.Head != -1 {
-		var err error
-		if g, hi, err = e.model.Head(req.Layer, req.Head); err != nil {
-			return fmt.Errorf("curve: %w", err)
-		}
+		sw.Heads = []core.HeadRef{{Layer: req.Layer, Head: req.Head}}
+	}
+	cells, _, whole, err := e.sweep(sw, check, func(core.SweepJob) bool { return true })
+	switch {
+	case !whole:
+		return nil
+	case err != nil:
+		return fmt.Errorf("curve: %w", err)
 	}
 	cv := &wire.Curve{Layer: req.Layer, Head: req.Head, Methods: req.Methods, Ratios: req.Ratios, Err: make([][]wire.Num, len(req.Methods))}
-	steps, step := len(req.Methods)*len(req.Ratios), 0
-	for mi, method := range req.Methods {
+	for mi := range req.Methods {
 		cv.Err[mi] = make([]wire.Num, len(req.Ratios))
-		for ri, r := range req.Ratios {
-			pp := req.Params
-			pp.Ratio = r
-			p := coreParams(pp)
-			if err := p.Validate(); err != nil {
-				return fmt.Errorf("curve: %w", err)
-			}
-			v := math.NaN()
-			if g != nil {
-				c, err := e.compress(req.Layer, g.KV, method, p)
-				switch {
-				case err == nil:
-					v = e.evaluate(cacheKey{req.Layer, g.KV, method, p}, g, c, hi).Err
-				case !errors.Is(err, core.ErrDoesNotFit):
-					return fmt.Errorf("curve: %w", err)
-				}
-			} else {
-				all := make([]core.Metrics, s.L*s.H)
-				fits := true
-				for j := 0; j < s.L*s.HKV; j++ {
-					if j > 0 && check() {
-						return nil
-					}
-					l, kv := j/s.HKV, j%s.HKV
-					c, err := e.compress(l, kv, method, p)
-					if errors.Is(err, core.ErrDoesNotFit) {
-						fits = false
-						break
-					}
-					if err != nil {
-						return fmt.Errorf("curve: %w", err)
-					}
-					gr, _ := e.model.Group(l, kv)
-					for i, h := range gr.Heads {
-						all[l*s.H+h] = e.evaluate(cacheKey{l, kv, method, p}, gr, c, i)
-					}
-				}
-				if fits {
-					v = core.MeanErr(all)
-				}
-			}
-			cv.Err[mi][ri] = wire.Num(v)
-			step++
-			if step < steps && check() {
-				return nil
+		for ri := range req.Ratios {
+			// The cells are ratio-major.
+			c := cells[ri*len(req.Methods)+mi]
+			cv.Err[mi][ri] = wire.Num(math.NaN())
+			if c.NA == "" {
+				cv.Err[mi][ri] = wire.Num(core.MeanErr(c.Metrics))
 			}
 		}
 	}
