@@ -522,7 +522,9 @@ func (r *Recent[V]) Put(key string, v V) {
 // Reset forgets everything.
 func (r *Recent[V]) Reset() { r.keys, r.vals = nil, nil }
 
-// Num is a float64 that encodes NaN and infinities as JSON null.
+// Num is a float64 that encodes NaN and infinities as JSON null: the
+// numbers of these messages that a method may lack, and of the CLI's -json
+// output (cmd/haeols).
 type Num float64
 
 // MarshalJSON encodes NaN and ±Inf as null.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/wire"
 )
 
 const runUsage = `
@@ -164,30 +165,18 @@ func aggregate(ms []core.Metrics) means {
 	return a
 }
 
-// jsonFloat is a float64 that encodes NaN and infinities as JSON null.
-type jsonFloat float64
-
-// MarshalJSON encodes finite values as numbers and the rest as null.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(x)
-}
-
 // jsonMetrics is core.Metrics with needle_err and cos null instead of NaN
 // (cos is NaN for lost attention mass).
 type jsonMetrics struct {
 	core.Metrics
-	Cos       jsonFloat `json:"cos"`        // shadows Metrics.Cos
-	NeedleErr jsonFloat `json:"needle_err"` // shadows Metrics.NeedleErr
+	Cos       wire.Num `json:"cos"`        // shadows Metrics.Cos
+	NeedleErr wire.Num `json:"needle_err"` // shadows Metrics.NeedleErr
 }
 
 func toJSONMetrics(ms []core.Metrics) []jsonMetrics {
 	out := make([]jsonMetrics, len(ms))
 	for i, m := range ms {
-		out[i] = jsonMetrics{Metrics: m, Cos: jsonFloat(m.Cos), NeedleErr: jsonFloat(m.NeedleErr)}
+		out[i] = jsonMetrics{Metrics: m, Cos: wire.Num(m.Cos), NeedleErr: wire.Num(m.NeedleErr)}
 	}
 	return out
 }
@@ -195,28 +184,28 @@ func toJSONMetrics(ms []core.Metrics) []jsonMetrics {
 // jsonMeans is means with NaN as null.
 type jsonMeans struct {
 	means
-	Cos       jsonFloat `json:"cos"`
-	NeedleErr jsonFloat `json:"needle_err"`
+	Cos       wire.Num `json:"cos"`
+	NeedleErr wire.Num `json:"needle_err"`
 }
 
 // sampleInfo describes the sample in JSON output.
 type sampleInfo struct {
-	Name   string    `json:"name"`
-	Model  string    `json:"model,omitempty"`
-	Source string    `json:"source,omitempty"`
-	L      int       `json:"layers"`
-	H      int       `json:"heads"`
-	HKV    int       `json:"kv_heads"`
-	N      int       `json:"positions"`
-	D      int       `json:"dim"`
-	Prefix int       `json:"prefix"`
-	Probes int       `json:"probes"`
-	Scale  jsonFloat `json:"scale"` // null for an attention-only sample without one
+	Name   string   `json:"name"`
+	Model  string   `json:"model,omitempty"`
+	Source string   `json:"source,omitempty"`
+	L      int      `json:"layers"`
+	H      int      `json:"heads"`
+	HKV    int      `json:"kv_heads"`
+	N      int      `json:"positions"`
+	D      int      `json:"dim"`
+	Prefix int      `json:"prefix"`
+	Probes int      `json:"probes"`
+	Scale  wire.Num `json:"scale"` // null for an attention-only sample without one
 }
 
 func describe(s *sample.Sample, name string) sampleInfo {
 	return sampleInfo{Name: name, Model: s.Meta.Model, Source: s.Meta.Source, L: s.L, H: s.H, HKV: s.HKV, N: s.N, D: s.D,
-		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: jsonFloat(s.Scale())}
+		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: wire.Num(s.Scale())}
 }
 
 // jsonParams is core.Params with JSON names.
@@ -255,7 +244,7 @@ func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, met
 			continue
 		}
 		a := aggregate(c.Metrics)
-		doc.Means[c.Method] = &jsonMeans{means: a, Cos: jsonFloat(a.Cos), NeedleErr: jsonFloat(a.NeedleErr)}
+		doc.Means[c.Method] = &jsonMeans{means: a, Cos: wire.Num(a.Cos), NeedleErr: wire.Num(a.NeedleErr)}
 	}
 	// Results head-major, methods in order, as in the table.
 	for i := range maxMetrics(cells) {

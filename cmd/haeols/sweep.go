@@ -12,6 +12,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/wire"
 )
 
 const sweepUsage = `
@@ -156,10 +157,10 @@ type sweepSkipped struct {
 }
 
 type sweepSummary struct {
-	Ratio   float64   `json:"ratio"`
-	Method  string    `json:"method"`
-	MeanErr jsonFloat `json:"mean_err"`
-	MaxErr  jsonFloat `json:"max_err"`
+	Ratio   float64  `json:"ratio"`
+	Method  string   `json:"method"`
+	MeanErr wire.Num `json:"mean_err"`
+	MaxErr  wire.Num `json:"max_err"`
 }
 
 func writeSweepJSON(w io.Writer, s *sample.Sample, name string, p jsonParams, ratios []float64, methods []string, cells []cell) error {
@@ -167,7 +168,7 @@ func writeSweepJSON(w io.Writer, s *sample.Sample, name string, p jsonParams, ra
 	doc := sweepDoc{Sample: describe(s, name), Params: p, Metric: metricOf(s), Ratios: ratios, Methods: methods,
 		Results: []jsonMetrics{}, Skipped: []sweepSkipped{}}
 	for _, c := range cells {
-		doc.Summary = append(doc.Summary, sweepSummary{Ratio: c.Ratio, Method: c.Method, MeanErr: jsonFloat(c.Mean()), MaxErr: jsonFloat(c.Max())})
+		doc.Summary = append(doc.Summary, sweepSummary{Ratio: c.Ratio, Method: c.Method, MeanErr: wire.Num(c.Mean()), MaxErr: wire.Num(c.Max())})
 		if c.Metrics == nil {
 			doc.Skipped = append(doc.Skipped, sweepSkipped{Ratio: c.Ratio, Method: c.Method, Reason: c.NA})
 			continue
