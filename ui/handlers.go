@@ -37,10 +37,16 @@ func (c *Root) PresetOptions() []sampleOption {
 	return out
 }
 
-// FileOptions are the shipped sample files and the local files opened.
+// FileOptions are the shipped sample files, and the view's sample when it
+// is another file of the site (a link to samples/NAME): the picker shows
+// the sample that is open.
 func (c *Root) FileOptions() []sampleOption {
+	files := ShippedSamples
+	if kind, _ := state.SampleKind(c.S.Sample); kind == "url" && !slices.Contains(files, c.S.Sample) {
+		files = append(slices.Clip(files), c.S.Sample)
+	}
 	var out []sampleOption
-	for _, f := range ShippedSamples {
+	for _, f := range files {
 		out = append(out, sampleOption{Value: f, Label: path.Base(f), Title: "served with the app"})
 	}
 	return out

@@ -314,3 +314,41 @@ func TestChartPatchable(t *testing.T) {
 		t.Errorf("another primary method (thicker line) is not patchable")
 	}
 }
+
+// TestFileOptionsShowTheSample: a link to a file of the site's samples/
+// that the picker does not list adds it, so that the picker shows the
+// sample that is open, not the first option; the shipped files are listed
+// once and other samples add nothing.
+func TestFileOptionsShowTheSample(t *testing.T) {
+	tests := []struct {
+		sample string
+		extra  string // the option added ("": none)
+	}{
+		{"samples/mine.safetensors", "samples/mine.safetensors"},
+		{"samples/other.npz", "samples/other.npz"},
+		{ShippedSamples[1], ""},
+		{"default", ""},
+		{"models/kjv3m.bin", ""},
+		{"file:mine.npz", ""},
+	}
+	shipped := strings.Join(ShippedSamples, " ")
+	for _, tc := range tests {
+		c := &Root{}
+		c.S = state.Default()
+		c.S.Sample = tc.sample
+		var got []string
+		for _, o := range c.FileOptions() {
+			got = append(got, o.Value)
+		}
+		want := append([]string(nil), ShippedSamples...)
+		if tc.extra != "" {
+			want = append(want, tc.extra)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("sample %q: options %v, want %v", tc.sample, got, want)
+		}
+	}
+	if got := strings.Join(ShippedSamples, " "); got != shipped {
+		t.Errorf("FileOptions changed ShippedSamples from %s to %s", shipped, got)
+	}
+}
