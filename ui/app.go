@@ -21,6 +21,7 @@ import (
 	"github.com/vugu/vugu/js"
 
 	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/ui/state"
 	"github.com/haeols/haeols/wire"
 )
@@ -32,9 +33,9 @@ var ShippedSamples = []string{"samples/default.safetensors", "samples/needle.saf
 
 // gridRes is the grid of one method at the current parameters.
 type gridRes struct {
-	cells  []wire.Cell // L*H, NaN until computed
-	color  []string    // CSS colour per cell
-	mean   wire.Num
+	cells  []result.Metrics // L*H, err NaN until computed
+	color  []string         // CSS colour per cell
+	mean   result.Num
 	na     string
 	done   bool
 	params wire.Params // the parameters the cells belong to
@@ -369,7 +370,7 @@ func (c *Root) onGrid(r wire.Response) {
 			i := cell.Layer*c.Info.Heads + cell.Head
 			if i >= 0 && i < len(g.cells) {
 				g.cells[i] = cell
-				g.color[i] = CellColor(cell.Err)
+				g.color[i] = CellColor(result.Num(cell.Err))
 				g.got++
 			}
 		}
@@ -393,7 +394,7 @@ func (c *Root) grid(m string) *gridRes {
 	g := c.grids[m]
 	if g == nil {
 		n := c.Info.Layers * c.Info.Heads
-		g = &gridRes{cells: make([]wire.Cell, n), color: make([]string, n), mean: wire.Num(math.NaN())}
+		g = &gridRes{cells: make([]result.Metrics, n), color: make([]string, n), mean: result.Num(math.NaN())}
 		for i := range g.cells {
 			g.cells[i] = naCell()
 			g.color[i] = NAColor
@@ -403,9 +404,10 @@ func (c *Root) grid(m string) *gridRes {
 	return g
 }
 
-func naCell() wire.Cell {
-	nan := wire.Num(math.NaN())
-	return wire.Cell{Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
+// naCell is a grid cell without numbers (yet).
+func naCell() result.Metrics {
+	nan := math.NaN()
+	return result.Metrics{Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
 }
 
 // The keys of what the head, grid and curve requests asked for, compared
@@ -987,11 +989,11 @@ func (c *Root) rehearse() {
 // (methods x CurveRatios), with made-up errors, for rehearse.
 func standInCurve(methods []string) *wire.Curve {
 	rs := CurveRatios()
-	cv := &wire.Curve{Methods: methods, Ratios: rs, Err: make([][]wire.Num, len(methods))}
+	cv := &wire.Curve{Methods: methods, Ratios: rs, Err: make([][]result.Num, len(methods))}
 	for i := range methods {
-		cv.Err[i] = make([]wire.Num, len(rs))
+		cv.Err[i] = make([]result.Num, len(rs))
 		for j, r := range rs {
-			cv.Err[i][j] = wire.Num(0.4 * (1 - r) / float64(i+1))
+			cv.Err[i][j] = result.Num(0.4 * (1 - r) / float64(i+1))
 		}
 	}
 	return cv

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vugu/vugu/js"
 
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/ui/state"
 	"github.com/haeols/haeols/wire"
 )
@@ -72,9 +73,8 @@ func (c *Root) CellClass(l, h int) string {
 // CellLabel is the short number printed in a cell.
 func (c *Root) CellLabel(l, h int) string {
 	if g := c.primaryGrid(); g != nil {
-		e := g.cells[l*c.Info.Heads+h].Err
-		if !math.IsNaN(float64(e)) {
-			return Pct(float64(e))
+		if e := g.cells[l*c.Info.Heads+h].Err; !math.IsNaN(e) {
+			return Pct(e)
 		}
 	}
 	return "…"
@@ -83,7 +83,7 @@ func (c *Root) CellLabel(l, h int) string {
 // CellText is the colour of a cell's label.
 func (c *Root) CellText(l, h int) string {
 	if g := c.primaryGrid(); g != nil {
-		return "color:" + TextColor(g.cells[l*c.Info.Heads+h].Err)
+		return "color:" + TextColor(result.Num(g.cells[l*c.Info.Heads+h].Err))
 	}
 	return ""
 }
@@ -114,8 +114,8 @@ func (c *Root) HoverLines() []string {
 	}
 	cell := g.cells[i]
 	out := []string{title,
-		"err " + Fmt(cell.Err) + " · err_max " + Fmt(cell.ErrMax),
-		"needle_err " + Fmt(cell.NeedleErr) + " · row entropy " + Fmt(cell.RowEntropy),
+		"err " + Fmt(result.Num(cell.Err)) + " · err_max " + Fmt(result.Num(cell.ErrMax)),
+		"needle_err " + Fmt(result.Num(cell.NeedleErr)) + " · row entropy " + Fmt(result.Num(cell.RowEntropy)),
 	}
 	return out
 }
@@ -165,7 +165,7 @@ func (c *Root) chart(which string) *svgChart {
 		if c.Info != nil {
 			np = c.Info.NeedleProbes
 		}
-		return profileChart(c.head.Profile, np)
+		return profileChart(c.head.Metrics.Profile, np)
 	case "curve":
 		if c.curve == nil {
 			return nil
@@ -247,7 +247,7 @@ func (c *Root) Explanation() []string {
 func (c *Root) HeadTitle() string {
 	s := fmt.Sprintf("Layer %d, head %d — %s at ratio %s", c.S.Layer, c.S.Head, c.S.Method, state.Fmt(c.S.Ratio))
 	if c.head != nil && c.head.NA == "" {
-		s += " — err " + Pct(float64(c.head.Err))
+		s += " — err " + Pct(c.head.Metrics.Err)
 	}
 	return s
 }

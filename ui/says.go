@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -136,7 +137,7 @@ func SequenceHTML(ev *wire.EvalInfo, res *wire.EvalResult) string {
 				attrs = []string{"data-kl", strconv.FormatFloat(kl, 'g', -1, 64)}
 			}
 			style = "background:" + KLColor(kl)
-			title += fmt.Sprintf(": KL %s nats", Fmt(wire.Num(kl)))
+			title += fmt.Sprintf(": KL %s nats", Fmt(result.Num(kl)))
 			if j := p - ev.Prefix; res.Top[j] != ev.Top[j] {
 				cls = append(cls, "disagree")
 				title += "; its most likely token is not the full cache's"
@@ -155,7 +156,7 @@ func SequenceHTML(ev *wire.EvalInfo, res *wire.EvalResult) string {
 		// The prediction after the last token (of nothing in the sequence).
 		kl := float64(res.KLs[len(res.KLs)-1])
 		fmt.Fprintf(&b, `<span class="next" style="background:%s" data-kl="%s" title="the prediction after the last token: KL %s nats">→</span>`,
-			KLColor(kl), strconv.FormatFloat(kl, 'g', -1, 64), html.EscapeString(Fmt(wire.Num(kl))))
+			KLColor(kl), strconv.FormatFloat(kl, 'g', -1, 64), html.EscapeString(Fmt(result.Num(kl))))
 	}
 	b.WriteString(`</span>`)
 	return b.String()
@@ -189,7 +190,7 @@ func FreeRunHTML(texts []string, diverge int, ids bool) string {
 // bar per prediction (after positions prefix .. N-1), its height on a log
 // scale (KLScale) and its colour the tokens' tint; answer positions are
 // marked under the strip.
-func KLStripSVG(kls []wire.Num, prefix int, answers []wire.Span) string {
+func KLStripSVG(kls []result.Num, prefix int, answers []wire.Span) string {
 	const w, h, pb = 900, 64, 14
 	n := len(kls)
 	if n == 0 {
@@ -259,13 +260,13 @@ func saysCells(r *wire.EvalResult, gen int) []saysCell {
 		}
 		return cells
 	}
-	num := func(x wire.Num) (string, string) {
+	num := func(x result.Num) (string, string) {
 		if math.IsNaN(float64(x)) {
 			return "–", "NaN"
 		}
 		return Fmt(x), strconv.FormatFloat(float64(x), 'g', -1, 64)
 	}
-	vals := []wire.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, 0, r.NeedleAcc}
+	vals := []result.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, 0, r.NeedleAcc}
 	for i := range cells {
 		if saysColumns[i] == "diverge" {
 			if r.FreePending {

@@ -272,7 +272,7 @@
 			st.lastUpdateMs = performance.now() - req.t0;
 		} else {
 			const h = r.head;
-			const res = {ratio: req.ratio, err: h.na ? null : h.err, na: !!h.na};
+			const res = {ratio: req.ratio, err: h.na ? null : h.metrics.err, na: !!h.na};
 			if (req.kind === "method") {
 				st.shown = res;
 				st.lastUpdateMs = performance.now() - req.t0;

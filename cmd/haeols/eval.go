@@ -19,9 +19,9 @@ import (
 	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/model/gguf"
 	"github.com/haeols/haeols/core/model/transformer"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/internal/termsafe"
-	"github.com/haeols/haeols/wire"
 )
 
 const evalUsage = `Usage: haeols eval [flags] MODEL
@@ -383,32 +383,32 @@ type evalSeqDoc struct {
 // evalFullDoc is the full cache's own run: its predictions, free run and
 // answers (a span the full cache misses says nothing about compression).
 type evalFullDoc struct {
-	Top       []int    `json:"top"`
-	Free      []int    `json:"free"`
-	FreeText  string   `json:"free_text,omitempty"`
-	Found     []bool   `json:"found"`
-	NeedleAcc wire.Num `json:"needle_acc"`
+	Top       []int      `json:"top"`
+	Free      []int      `json:"free"`
+	FreeText  string     `json:"free_text,omitempty"`
+	Found     []bool     `json:"found"`
+	NeedleAcc result.Num `json:"needle_acc"`
 }
 
 // evalRecord is one method at one ratio on one sequence, with the metric
 // names of HAE-OLS.md section 8.
 type evalRecord struct {
-	Sequence  int        `json:"sequence"`
-	Method    string     `json:"method"`
-	Ratio     float64    `json:"ratio"`
-	NA        string     `json:"na,omitempty"`
-	Used      wire.Num   `json:"used"`
-	KL        wire.Num   `json:"kl"`
-	KLMax     wire.Num   `json:"kl_max"`
-	Agree     wire.Num   `json:"agree"`
-	PPLRatio  wire.Num   `json:"ppl_ratio"`
-	Diverge   *int       `json:"diverge"`
-	NeedleAcc wire.Num   `json:"needle_acc"`
-	Found     []bool     `json:"found,omitempty"`
-	KLs       []wire.Num `json:"kl_profile,omitempty"`
-	Top       []int      `json:"top,omitempty"`
-	Free      []int      `json:"free,omitempty"`
-	FreeText  string     `json:"free_text,omitempty"`
+	Sequence  int          `json:"sequence"`
+	Method    string       `json:"method"`
+	Ratio     float64      `json:"ratio"`
+	NA        string       `json:"na,omitempty"`
+	Used      result.Num   `json:"used"`
+	KL        result.Num   `json:"kl"`
+	KLMax     result.Num   `json:"kl_max"`
+	Agree     result.Num   `json:"agree"`
+	PPLRatio  result.Num   `json:"ppl_ratio"`
+	Diverge   *int         `json:"diverge"`
+	NeedleAcc result.Num   `json:"needle_acc"`
+	Found     []bool       `json:"found,omitempty"`
+	KLs       []result.Num `json:"kl_profile,omitempty"`
+	Top       []int        `json:"top,omitempty"`
+	Free      []int        `json:"free,omitempty"`
+	FreeText  string       `json:"free_text,omitempty"`
 }
 
 // evalDocument gathers the runs into the JSON document (which the tables
@@ -438,20 +438,20 @@ func evalDocument(model string, codec eval.Codec, runs []evalRun) *evalDoc {
 		last := ref.Seq.Tokens[ref.Seq.Prefix-1]
 		full := foundOf(ref.Seq, ref.Top)
 		sd.last = last
-		sd.Full = evalFullDoc{Top: ref.Top, Free: ref.Free, FreeText: text(last, ref.Free), Found: full, NeedleAcc: wire.Num(share(full))}
+		sd.Full = evalFullDoc{Top: ref.Top, Free: ref.Free, FreeText: text(last, ref.Free), Found: full, NeedleAcc: result.Num(share(full))}
 		doc.Sequences = append(doc.Sequences, sd)
 		for _, res := range r.results {
 			rec := evalRecord{Sequence: i, Method: res.Method, Ratio: res.Ratio, NA: res.NA}
 			if res.NA == "" {
 				d := res.Diverge
-				rec.Used, rec.KL, rec.KLMax, rec.Agree = wire.Num(res.Used), wire.Num(res.KL), wire.Num(res.KLMax), wire.Num(res.Agree)
-				rec.PPLRatio, rec.Diverge, rec.NeedleAcc, rec.Found = wire.Num(res.PPLRatio), &d, wire.Num(res.NeedleAcc), res.Found
+				rec.Used, rec.KL, rec.KLMax, rec.Agree = result.Num(res.Used), result.Num(res.KL), result.Num(res.KLMax), result.Num(res.Agree)
+				rec.PPLRatio, rec.Diverge, rec.NeedleAcc, rec.Found = result.Num(res.PPLRatio), &d, result.Num(res.NeedleAcc), res.Found
 				rec.Top, rec.Free, rec.FreeText = res.Top, res.Free, text(last, res.Free)
 				for _, k := range res.KLs {
-					rec.KLs = append(rec.KLs, wire.Num(k))
+					rec.KLs = append(rec.KLs, result.Num(k))
 				}
 			} else {
-				nan := wire.Num(math.NaN())
+				nan := result.Num(math.NaN())
 				rec.Used, rec.KL, rec.KLMax, rec.Agree, rec.PPLRatio, rec.NeedleAcc = nan, nan, nan, nan, nan, nan
 			}
 			doc.Records = append(doc.Records, rec)

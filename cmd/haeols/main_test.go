@@ -640,22 +640,6 @@ func TestParseRatios(t *testing.T) {
 	}
 }
 
-func TestJSONFloat(t *testing.T) {
-	m := core.Metrics{Method: "topk", Err: 0.5, NeedleErr: math.NaN()}
-	b, err := json.Marshal(toJSONMetrics([]core.Metrics{m}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := string(b); !strings.Contains(s, `"needle_err":null`) || !strings.Contains(s, `"err":0.5`) || strings.Count(s, "needle_err") != 1 {
-		t.Errorf("JSON %s", s)
-	}
-	m.NeedleErr = 0.25
-	b, _ = json.Marshal(toJSONMetrics([]core.Metrics{m}))
-	if !strings.Contains(string(b), `"needle_err":0.25`) {
-		t.Errorf("JSON %s", b)
-	}
-}
-
 func TestProgressBar(t *testing.T) {
 	var b bytes.Buffer
 	f, end := progressBar(&env{stderr: &b, progress: true}, "sweep")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/wire"
 )
@@ -453,20 +454,6 @@ func (e *Engine) compress(l, kv int, method string, p core.Params) (*core.Cache,
 	return c, err
 }
 
-// cellOf converts core metrics into a grid cell.
-func cellOf(m core.Metrics) wire.Cell {
-	return wire.Cell{
-		Layer: m.Layer, Head: m.Head, Err: wire.Num(m.Err), ErrMax: wire.Num(m.ErrMax),
-		ErrP95: wire.Num(m.ErrP95), ErrCal: wire.Num(m.ErrCal), Cos: wire.Num(m.Cos),
-		Ratio: wire.Num(m.Ratio), NeedleErr: wire.Num(m.NeedleErr), RowEntropy: wire.Num(m.RowEntropy),
-	}
-}
-
-func naCell(l, h int) wire.Cell {
-	nan := wire.Num(math.NaN())
-	return wire.Cell{Layer: l, Head: h, Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
-}
-
 // sweep runs sw on the model (core.Model.Sweep) one job at a time, with
 // the kept caches and their metrics, calling job after each (cell, KV
 // head) job but the last and check after each that job returns false
@@ -507,12 +494,14 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 		return fmt.Errorf("grid: %w", err)
 	}
 	part := func(j core.SweepJob) *wire.GridPart {
-		gp := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: wire.Num(math.NaN()), Cells: []wire.Cell{}}
+		gp := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: result.Num(math.NaN()), Cells: []core.Metrics{}}
 		if j.Err != nil {
 			gp.NA = j.Err.Error()
 		}
 		for _, m := range j.Metrics {
-			gp.Cells = append(gp.Cells, cellOf(m))
+			// A grid cell's numbers only: not its profile and needles.
+			m.Profile, m.Needles = nil, nil
+			gp.Cells = append(gp.Cells, m)
 		}
 		return gp
 	}
@@ -540,9 +529,9 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 	}
 	gp := part(last)
 	if c := cells[0]; c.NA != "" {
-		gp.Cells, gp.NA = []wire.Cell{}, c.Cause.Error()
+		gp.Cells, gp.NA = []core.Metrics{}, c.Cause.Error()
 	} else {
-		gp.MeanErr = wire.Num(core.MeanErr(c.Metrics))
+		gp.MeanErr = result.Num(core.MeanErr(c.Metrics))
 	}
 	emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: 1, Done: true}, nil)
 	return nil
@@ -569,7 +558,7 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	}
 	c, err := e.compress(req.Layer, g.KV, req.Method, p)
 	if errors.Is(err, core.ErrDoesNotFit) {
-		hr := &wire.HeadResult{Cell: naCell(req.Layer, req.Head), Method: req.Method, NA: err.Error(), Profile: []wire.Num{}}
+		hr := &wire.HeadResult{Method: req.Method, NA: err.Error()}
 		emit(wire.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, nil)
 		return nil
 	}
@@ -585,15 +574,7 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 		// No number shown as if whole: the head's view says why instead.
 		return fmt.Errorf("head: %w", err)
 	}
-	hr := &wire.HeadResult{Cell: cellOf(m), Method: req.Method, Stages: stagesOf(c)}
-	hr.Profile = make([]wire.Num, len(m.Profile))
-	for i, x := range m.Profile {
-		hr.Profile[i] = wire.Num(x)
-	}
-	for _, n := range m.Needles {
-		hr.Needles = append(hr.Needles, wire.Needle{Pos: n.Pos, Class: n.Class.String()})
-	}
-	hr.Model = e.gen
+	hr := &wire.HeadResult{Method: req.Method, Metrics: m, Stages: c.Stages, BudgetBits: c.Budget.Bits(), FullBits: c.Budget.FullBits, Model: e.gen}
 	var bufs map[string][]byte
 	direct := req.Direct && e.Maps != nil && e.Maps.Ready()
 	if req.Maps && !direct {
@@ -615,17 +596,6 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	return nil
 }
 
-func stagesOf(c *core.Cache) wire.Stages {
-	st := c.Stages
-	return wire.Stages{
-		Sinks: st.Sinks, Recent: st.Recent, Anchors: st.Anchors, Bin: st.Bin, Summaries: st.Summaries,
-		Dropped: st.Dropped, RankK: st.RankK, RankV: st.RankV, EnergyK: st.EnergyK, EnergyV: st.EnergyV,
-		ExtraAnchors: st.ExtraAnchors, ExactBits: st.ExactBits, SummaryBits: st.SummaryBits,
-		BudgetBits: c.Budget.Bits(), FullBits: c.Budget.FullBits, QuantBits: st.QuantBits,
-		LowRank: st.LowRank, FitResidual: st.FitResidual,
-	}
-}
-
 // maps makes the heatmap page's message of the head's attention maps and
 // sends it directly when the request asks for that and a receiver takes
 // it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
@@ -637,7 +607,7 @@ func (e *Engine) maps(req wire.Request, g *core.Group, c *core.Cache, hi int, hr
 		hr.MapsDirect = true
 		return nil
 	}
-	m, bufs, am := e.mapsMessage(req, g, c, hi, hr.Err)
+	m, bufs, am := e.mapsMessage(req, g, c, hi, result.Num(hr.Metrics.Err))
 	m.Seq = req.ID
 	if req.Direct && e.Maps != nil {
 		key := e.mapsKey(req.Layer, req.Head)
@@ -659,7 +629,7 @@ func (e *Engine) maps(req wire.Request, g *core.Group, c *core.Cache, hi int, hr
 // mapsMessage makes the heatmap page's message of the maps of query head
 // hi of g with cache c for the view req asks for (err: the head's error,
 // for the title), without the unchanging part (see withStatic) and Seq.
-func (e *Engine) mapsMessage(req wire.Request, g *core.Group, c *core.Cache, hi int, err wire.Num) (wire.Maps, map[string][]byte, *core.AttentionMaps) {
+func (e *Engine) mapsMessage(req wire.Request, g *core.Group, c *core.Cache, hi int, err result.Num) (wire.Maps, map[string][]byte, *core.AttentionMaps) {
 	am := g.MapsFactored(c, hi)
 	panel := req.Panel
 	if panel == "" {
@@ -744,7 +714,7 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 		// each would be as large as the map (0.8 MB on the default size).
 		return false
 	}
-	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, wire.Num(e.evaluate(k, g, ce.c, hi).Err))
+	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, result.Num(e.evaluate(k, g, ce.c, hi).Err))
 	m.Ahead = true
 	size := 0
 	for _, b := range bufs {
@@ -820,15 +790,15 @@ func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
 	case err != nil:
 		return fmt.Errorf("curve: %w", err)
 	}
-	cv := &wire.Curve{Layer: req.Layer, Head: req.Head, Methods: req.Methods, Ratios: req.Ratios, Err: make([][]wire.Num, len(req.Methods))}
+	cv := &wire.Curve{Layer: req.Layer, Head: req.Head, Methods: req.Methods, Ratios: req.Ratios, Err: make([][]result.Num, len(req.Methods))}
 	for mi := range req.Methods {
-		cv.Err[mi] = make([]wire.Num, len(req.Ratios))
+		cv.Err[mi] = make([]result.Num, len(req.Ratios))
 		for ri := range req.Ratios {
 			// The cells are ratio-major.
 			c := cells[ri*len(req.Methods)+mi]
-			cv.Err[mi][ri] = wire.Num(math.NaN())
+			cv.Err[mi][ri] = result.Num(math.NaN())
 			if c.NA == "" {
-				cv.Err[mi][ri] = wire.Num(core.MeanErr(c.Metrics))
+				cv.Err[mi][ri] = result.Num(core.MeanErr(c.Metrics))
 			}
 		}
 	}

@@ -116,7 +116,7 @@ func TestGridMatchesCore(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %v: core: %v", method, ratio, err)
 			}
-			var cells []wire.Cell
+			var cells []core.Metrics
 			for _, s := range rc.out {
 				cells = append(cells, s.r.Grid.Cells...)
 			}
@@ -125,7 +125,7 @@ func TestGridMatchesCore(t *testing.T) {
 			}
 			for _, c := range cells {
 				want := native[c.Layer*m.Sample.H+c.Head]
-				if float64(c.Err) != want.Err || float64(c.Cos) != want.Cos || float64(c.Ratio) != want.Ratio {
+				if c.Err != want.Err || c.Cos != want.Cos || c.Ratio != want.Ratio || c.Profile != nil {
 					t.Errorf("%s %v L%d H%d: err %v cos %v ratio %v, core %v %v %v", method, ratio, c.Layer, c.Head, c.Err, c.Cos, c.Ratio, want.Err, want.Cos, want.Ratio)
 				}
 			}
@@ -149,15 +149,15 @@ func TestHeadMaps(t *testing.T) {
 		t.Fatalf("%d answers, want the numbers before the maps", len(rc.out))
 	}
 	if n := rc.out[len(rc.out)-2]; n.r.ID != 3 || n.r.Done || n.r.Head == nil || len(n.bufs) != 0 ||
-		n.r.Head.Err != h.Err || n.r.Head.Stages != h.Stages || n.r.Head.Maps != nil || !slices.Equal(n.r.Head.Profile, h.Profile) {
+		n.r.Head.Metrics.Err != h.Metrics.Err || n.r.Head.Stages != h.Stages || n.r.Head.Maps != nil || !slices.Equal(n.r.Head.Metrics.Profile, h.Metrics.Profile) {
 		t.Errorf("partial answer %+v (%d buffers), want the final one's numbers without maps", n.r, len(n.bufs))
 	}
 	met, c, err := m.Run("hae-ols", coreParams(defParams), 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if float64(h.Err) != met.Err || len(h.Profile) != len(met.Profile) || h.Stages.Summaries != c.Stages.Summaries {
-		t.Errorf("head err %v profile %d summaries %d, core %v %d %d", h.Err, len(h.Profile), h.Stages.Summaries, met.Err, len(met.Profile), c.Stages.Summaries)
+	if !reflect.DeepEqual(h.Metrics, met) || h.Stages != c.Stages || h.BudgetBits != c.Budget.Bits() || h.FullBits != c.Budget.FullBits {
+		t.Errorf("head %+v, stages %+v, bits %d of %d; core %+v, %+v, %d of %d", h.Metrics, h.Stages, h.BudgetBits, h.FullBits, met, c.Stages, c.Budget.Bits(), c.Budget.FullBits)
 	}
 	g, hi, _ := m.Head(0, 1)
 	am := g.Maps(c, hi)
@@ -168,7 +168,7 @@ func TestHeadMaps(t *testing.T) {
 	if mp.Rows != am.Rows || mp.Cols != am.Cols || mp.Calib != am.Calib {
 		t.Fatalf("geometry %dx%d/%d, core %dx%d/%d", mp.Rows, mp.Cols, mp.Calib, am.Rows, am.Cols, am.Calib)
 	}
-	if mp.Title != wire.HeadTitle(0, 1) || mp.Method != "hae-ols" || mp.Ratio != defParams.Ratio || mp.Err != h.Err || mp.Panel != "all" || mp.Seq != 3 ||
+	if mp.Title != wire.HeadTitle(0, 1) || mp.Method != "hae-ols" || mp.Ratio != defParams.Ratio || float64(mp.Err) != h.Metrics.Err || mp.Panel != "all" || mp.Seq != 3 ||
 		!slices.Equal(mp.TokenText, e.Info().TokenText) || !slices.Equal(mp.Needles, e.Info().Needles) {
 		t.Errorf("maps message %+v", mp)
 	}
@@ -1248,15 +1248,15 @@ func TestEvaluateOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := mg.Evaluate(c, mhi)
-	if !reflect.DeepEqual(ce.metrics[hi], want) || hr.Cell != cellOf(want) {
-		t.Fatalf("kept metrics %+v, head answer %+v; want %+v", ce.metrics[hi], hr.Cell, want)
+	if !reflect.DeepEqual(ce.metrics[hi], want) || !reflect.DeepEqual(hr.Metrics, want) {
+		t.Fatalf("kept metrics %+v, head answer %+v; want %+v", ce.metrics[hi], hr.Metrics, want)
 	}
 	// Asked again, they come from the entry: a marker in it shows.
 	marked := ce.metrics[hi]
 	marked.Err = 12345
 	ce.metrics[hi] = marked
 	e.Handle(wire.Request{ID: 3, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
-	if got := float64(rc.last().Head.Cell.Err); got != 12345 {
+	if got := rc.last().Head.Metrics.Err; got != 12345 {
 		t.Fatalf("second head answer err %v: the kept metrics were not used", got)
 	}
 }

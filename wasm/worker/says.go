@@ -12,6 +12,7 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/llama"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -320,7 +321,7 @@ func evalInfoOf(st *lmState, p wire.Prompt, needles []int) *wire.EvalInfo {
 		}
 		in.Found = append(in.Found, ok)
 	}
-	in.NeedleAcc = wire.Num(math.NaN())
+	in.NeedleAcc = result.Num(math.NaN())
 	if len(in.Found) > 0 {
 		f := 0
 		for _, ok := range in.Found {
@@ -328,7 +329,7 @@ func evalInfoOf(st *lmState, p wire.Prompt, needles []int) *wire.EvalInfo {
 				f++
 			}
 		}
-		in.NeedleAcc = wire.Num(float64(f) / float64(len(in.Found)))
+		in.NeedleAcc = result.Num(float64(f) / float64(len(in.Found)))
 	}
 	if in.Found == nil {
 		in.Found = []bool{}
@@ -425,17 +426,17 @@ func (st *lmState) result(method string, p core.Params, pp wire.Params, forcedOn
 }
 
 func resultOf(st *lmState, res *eval.Result, pp wire.Params) *wire.EvalResult {
-	nan := wire.Num(math.NaN())
+	nan := result.Num(math.NaN())
 	r := &wire.EvalResult{Method: res.Method, Params: pp, NA: res.NA}
 	if res.NA != "" {
 		r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.NeedleAcc = nan, nan, nan, nan, nan, nan
 		return r
 	}
-	r.Used, r.KL, r.KLMax, r.Agree = wire.Num(res.Used), wire.Num(res.KL), wire.Num(res.KLMax), wire.Num(res.Agree)
-	r.PPLRatio, r.NeedleAcc, r.Diverge = wire.Num(res.PPLRatio), wire.Num(res.NeedleAcc), res.Diverge
-	r.KLs = make([]wire.Num, len(res.KLs))
+	r.Used, r.KL, r.KLMax, r.Agree = result.Num(res.Used), result.Num(res.KL), result.Num(res.KLMax), result.Num(res.Agree)
+	r.PPLRatio, r.NeedleAcc, r.Diverge = result.Num(res.PPLRatio), result.Num(res.NeedleAcc), res.Diverge
+	r.KLs = make([]result.Num, len(res.KLs))
 	for i, k := range res.KLs {
-		r.KLs[i] = wire.Num(k)
+		r.KLs[i] = result.Num(k)
 	}
 	r.Top, r.Found = res.Top, res.Found
 	if res.Free == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -111,7 +112,7 @@ func TestWorkerProtocol(t *testing.T) {
 		if err != nil || r.Head == nil {
 			t.Fatalf("head: %s / core %v", a.JSON, err)
 		}
-		if float64(r.Head.Err) != want.Err || r.Head.Stages.Summaries != c.Stages.Summaries || r.Head.Stages.RankK != c.Stages.RankK || len(r.Head.Profile) != len(want.Profile) {
+		if r.Head.Metrics.Err != want.Err || r.Head.Stages.Summaries != c.Stages.Summaries || r.Head.Stages.RankK != c.Stages.RankK || len(r.Head.Metrics.Profile) != len(want.Profile) {
 			t.Errorf("head L2 H3: worker %+v, core err %v stages %+v", r.Head, want.Err, c.Stages)
 		}
 	}
@@ -193,8 +194,8 @@ func TestWorkerProtocol(t *testing.T) {
 func checkGrid(t *testing.T, m *core.Model, raw []rawAnswer, id int, method string, p core.Params) {
 	t.Helper()
 	s := m.Sample
-	var cells []wire.Cell
-	var mean wire.Num
+	var cells []core.Metrics
+	var mean result.Num
 	na := ""
 	for _, a := range raw {
 		if a.ID != id {
@@ -227,7 +228,7 @@ func checkGrid(t *testing.T, m *core.Model, raw []rawAnswer, id int, method stri
 	}
 	for _, c := range cells {
 		want := native[c.Layer*s.H+c.Head]
-		if float64(c.Err) != want.Err || float64(c.ErrMax) != want.ErrMax || float64(c.Cos) != want.Cos || float64(c.Ratio) != want.Ratio {
+		if c.Err != want.Err || c.ErrMax != want.ErrMax || c.Cos != want.Cos || c.Ratio != want.Ratio {
 			t.Errorf("%s at %v, L%d H%d: worker err %v max %v cos %v ratio %v; core %v %v %v %v", method, p.Ratio, c.Layer, c.Head, c.Err, c.ErrMax, c.Cos, c.Ratio, want.Err, want.ErrMax, want.Cos, want.Ratio)
 		}
 	}
