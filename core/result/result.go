@@ -28,7 +28,8 @@ const (
 // Metrics are the per-head numbers of HAE-OLS.md §5 for one compressed cache
 // and one query head. Metric says what Err and the other errors measure:
 // the relative output error (MetricOutput) or, for an attention-only
-// sample, the lost attention mass (MetricLostMass; Cos is then NaN).
+// sample, the lost attention mass (MetricLostMass; Cos is then NaN). In
+// JSON, cos and needle_err come last, null when NaN (MarshalJSON).
 type Metrics struct {
 	Method string  `json:"method"`
 	Metric string  `json:"metric"` // MetricOutput or MetricLostMass
@@ -42,7 +43,7 @@ type Metrics struct {
 	ErrCal float64 `json:"err_cal"` // the same on calibration queries (in-sample)
 	Cos    float64 `json:"cos"`     // mean cosine similarity of probe outputs; NaN for lost mass
 	// NeedleErr is err over the probe queries that ask for a needle; NaN
-	// (omitted in JSON) when the sample marks none.
+	// (null in JSON) when the sample marks none.
 	NeedleErr float64 `json:"needle_err"`
 	// Needles says what happened to each needle token.
 	Needles []NeedleStatus `json:"needles,omitempty"`
