@@ -13,7 +13,7 @@ GOROOT_  = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOROOT)
 WASMEXEC = $(GOROOT_)/lib/wasm/go_js_wasm_exec
 GOFMT    = $(GOROOT_)/bin/gofmt
 # Packages whose tests also run under GOOS=js GOARCH=wasm (Node).
-WASM_PKGS = ./core/... ./ui/... ./wasm/worker/
+WASM_PKGS = ./core/... ./ui/... ./wasm/worker/ ./wire/
 BIN      = bin/haeols
 
 .PHONY: all build test test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm samples fuzz fuzz-long run clean web serve test-e2e
@@ -125,7 +125,7 @@ clean:
 # web/dist.tmp under a lock and then swapped in.
 WEB_DIST  = web/dist
 WEB_WASM  = $(filter-out wasm/worker/,$(wildcard wasm/*/))
-WEB_SRC   = $(shell find core ui wasm assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) $(wildcard $(MODELS)/*.bin) go.mod go.sum
+WEB_SRC   = $(shell find core ui wasm wire assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) $(wildcard $(MODELS)/*.bin) go.mod go.sum
 # What the app's first view loads: the default sample is the "default"
 # generator preset, made in the worker, so no sample file is in the list.
 WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js heatmap.html heatmap.wasm

@@ -1,35 +1,23 @@
 package core
 
-import "fmt"
+import "github.com/haeols/haeols/core/result"
 
-// Class is what a compression method did with one prefix token.
-type Class uint8
+// Class is what a compression method did with one prefix token
+// (result.Class).
+type Class = result.Class
 
 // Token classes (HAE-OLS.md §5).
 const (
-	Evicted    Class = iota // dropped: no longer seen by any query
-	Sink                    // one of the first tokens, kept exact
-	Recent                  // in the recent window, kept exact
-	Anchor                  // chosen by the method, kept exact
-	Summarized              // folded into a summary token (see Cache.Segment)
-	Approx                  // kept, but stored approximately (low rank, quantized)
+	Evicted    = result.Evicted
+	Sink       = result.Sink
+	Recent     = result.Recent
+	Anchor     = result.Anchor
+	Summarized = result.Summarized
+	Approx     = result.Approx
 )
 
-var classNames = [...]string{"evicted", "sink", "recent", "anchor", "summarized", "approx"}
-
-// String returns the class name used in tables, JSON and the UI.
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return fmt.Sprintf("class(%d)", int(c))
-}
-
-// MarshalText makes classes readable in JSON.
-func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
-
-// Exact reports whether a token of this class is seen with its exact key and value.
-func (c Class) Exact() bool { return c == Sink || c == Recent || c == Anchor }
+// Stages are the numbers behind a compressed cache (result.Stages).
+type Stages = result.Stages
 
 // Cache is a compressed prefix cache of one KV head: a subset of the exact
 // tokens plus C synthetic tokens (summaries, or approximate copies of tokens)
@@ -74,24 +62,6 @@ type exactRows struct {
 
 // Ratio is the memory used over the memory of the full prefix cache.
 func (c *Cache) Ratio() float64 { return float64(c.Bits) / float64(c.Budget.FullBits) }
-
-// Stages are the numbers behind a compressed cache, for explanation: what
-// selection chose, how many summaries were fitted, the SVD ranks and the bits
-// each part uses.
-type Stages struct {
-	Sinks, Recent, Anchors int     // exact tokens by reason
-	Bin                    int     // tokens in the recycle bin
-	Summaries              int     // summary tokens kept (beta > 0)
-	Dropped                int     // summaries dropped because beta = 0
-	RankK, RankV           int     // SVD ranks of the summary keys and values (0: dense)
-	EnergyK, EnergyV       float64 // squared-Frobenius share kept by those ranks
-	ExtraAnchors           int     // anchors bought back by the SVD stage
-	ExactBits              int64   // bits of exact tokens
-	SummaryBits            int64   // bits of summary factors and biases
-	QuantBits              int     // quant: bit width of the quantized tokens
-	LowRank                int     // lowrank: rank of K and V
-	FitResidual            float64 // OLS: relative residual ||F beta - z|| / ||z||
-}
 
 // newCache returns a cache for the budget with every token evicted.
 func newCache(method string, b Budget) *Cache {

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"github.com/haeols/haeols/core/result"
 	"math"
 
 	"github.com/haeols/haeols/core/sample"
@@ -14,9 +15,8 @@ import (
 var ErrTooLarge = errors.New("sample too large to analyse")
 
 // ErrNonFinite is wrapped by the errors of an analysis or a metric that
-// overflowed float32 (softmax of ±Inf logits, outputs beyond the float32
-// range): such a result is refused rather than shown.
-var ErrNonFinite = errors.New("non-finite result")
+// overflowed float32 (result.ErrNonFinite).
+var ErrNonFinite = result.ErrNonFinite
 
 // The default limit on the memory of a model's analyses
 // (Options.MaxAnalysisBytes) is the larger of MinAnalysisBytes and
@@ -164,29 +164,6 @@ func checkFinite(what string, x []float32) error {
 	for i, v := range x {
 		if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
 			return fmt.Errorf("%w: %s overflow float32 (%v at index %d); the sample's values are too large for float32 arithmetic", ErrNonFinite, what, v, i)
-		}
-	}
-	return nil
-}
-
-// CheckFinite returns an error wrapping ErrNonFinite, naming the layer, the
-// head, the method and the metric, when a metric that must be a number is
-// NaN or infinite (cos is NaN by definition for lost attention mass, and
-// needle_err when the sample marks no needle).
-func (m *Metrics) CheckFinite() error {
-	fs := []struct {
-		name string
-		v    float64
-	}{{"err", m.Err}, {"err_max", m.ErrMax}, {"err_p95", m.ErrP95}, {"err_cal", m.ErrCal}}
-	if m.Metric != MetricLostMass {
-		fs = append(fs, struct {
-			name string
-			v    float64
-		}{"cos", m.Cos})
-	}
-	for _, f := range fs {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("layer %d head %d, %s: %w: %s = %v (the outputs or their errors overflow float64/float32; the sample's values are too large)", m.Layer, m.Head, m.Method, ErrNonFinite, f.name, f.v)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"github.com/haeols/haeols/core/result"
 	"math"
 	"slices"
 
@@ -9,48 +10,16 @@ import (
 
 // What the error of a Metrics measures (Metrics.Metric).
 const (
-	// MetricOutput is the relative attention-output error of HAE-OLS.md §5
-	// (samples with q, k and v).
-	MetricOutput = "output"
-	// MetricLostMass is the attention mass lost, 1 - retained mass, where
-	// the retained mass of a query is its attention on the prefix tokens
-	// kept exactly plus its attention on the suffix (always exact), both as
-	// the full cache gives them (attention-only samples).
-	MetricLostMass = "lost-mass"
+	MetricOutput   = result.MetricOutput
+	MetricLostMass = result.MetricLostMass
 )
 
-// Metrics are the per-head numbers of HAE-OLS.md §5 for one compressed cache
-// and one query head. Metric says what Err and the other errors measure:
-// the relative output error (MetricOutput) or, for an attention-only
-// sample, the lost attention mass (MetricLostMass; Cos is then NaN).
-type Metrics struct {
-	Method string  `json:"method"`
-	Metric string  `json:"metric"` // MetricOutput or MetricLostMass
-	Layer  int     `json:"layer"`
-	Head   int     `json:"head"`
-	Asked  float64 `json:"asked"` // the ratio asked for
-	Ratio  float64 `json:"ratio"` // the ratio used
-	Err    float64 `json:"err"`   // mean error over probe queries
-	ErrMax float64 `json:"err_max"`
-	ErrP95 float64 `json:"err_p95"`
-	ErrCal float64 `json:"err_cal"` // the same on calibration queries (in-sample)
-	Cos    float64 `json:"cos"`     // mean cosine similarity of probe outputs; NaN for lost mass
-	// NeedleErr is err over the probe queries that ask for a needle; NaN
-	// (omitted in JSON) when the sample marks none.
-	NeedleErr float64 `json:"needle_err"`
-	// Needles says what happened to each needle token.
-	Needles []NeedleStatus `json:"needles,omitempty"`
-	// Profile is the error of each probe query.
-	Profile []float64 `json:"profile"`
-	// RowEntropy is the head's mean calibration row entropy.
-	RowEntropy float64 `json:"row_entropy"`
-}
+// Metrics are the per-head numbers of one compressed cache on one query
+// head (result.Metrics).
+type Metrics = result.Metrics
 
-// NeedleStatus is the fate of one needle token in a compressed cache.
-type NeedleStatus struct {
-	Pos   int   `json:"pos"`
-	Class Class `json:"class"`
-}
+// NeedleStatus is the fate of one needle token (result.NeedleStatus).
+type NeedleStatus = result.NeedleStatus
 
 // Evaluate measures cache c on the query head at index hi of g.Heads: the
 // probe outputs against the full-cache outputs, and the calibration outputs;

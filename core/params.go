@@ -24,6 +24,9 @@ type Params struct {
 // costing more accuracy than the anchors it buys back on every shipped
 // sample at every ratio but one; set Tau below 1 to see the trade-off.
 const (
+	// DefaultRatio is the ratio the browser app and the embed page open
+	// at (the CLI's -ratio default).
+	DefaultRatio  = 0.3
 	DefaultLambda = 0.25
 	DefaultPhi    = 0.25
 	DefaultTau    = 1.0

@@ -25,8 +25,31 @@ type Sweep struct {
 	// not depend on it.
 	Workers int
 	// Progress, when not nil, is called after each (cell, KV head) job,
-	// from any goroutine, with the number done and the total.
-	Progress func(done, total int)
+	// from the goroutine that ran it.
+	Progress func(SweepJob)
+	// Compress and Evaluate, when not nil, stand in for Group.Compress
+	// and Group.Evaluate, for a caller that keeps caches and their
+	// metrics across sweeps (the browser's worker); they must give the
+	// same results.
+	Compress func(g *Group, method string, p Params) (*Cache, error)
+	Evaluate func(g *Group, method string, p Params, c *Cache, hi int) Metrics
+}
+
+// SweepJob is one (cell, KV head) job of a sweep, done: the query heads of
+// one KV head evaluated for one method at one ratio.
+type SweepJob struct {
+	// Cell is the index of the job's cell in the result, Layer and KV its
+	// KV head.
+	Cell, Layer, KV int
+	// Heads are the indices into Sweep.Heads of the KV head's query heads
+	// that the sweep asks for, and Metrics theirs (nil when Err is set).
+	Heads   []int
+	Metrics []Metrics
+	// Err is why the job has no metrics: it wraps ErrDoesNotFit or
+	// ErrNeedsKV for an n/a cell; any other error stops the sweep.
+	Err error
+	// Done is the number of jobs done so far, this one included, of Total.
+	Done, Total int
 }
 
 // Cell is one method at one ratio on the heads of a Sweep.
@@ -127,9 +150,16 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 				}
 				gr := groups[j%len(groups)]
 				c := &cells[j/len(groups)]
-				errs[j] = m.sweepJob(c, gr.l, gr.kv, gr.heads, heads)
+				errs[j] = m.sweepJob(&sw, c, gr.l, gr.kv, gr.heads, heads)
 				if sw.Progress != nil {
-					sw.Progress(int(done.Add(1)), total)
+					job := SweepJob{Cell: j / len(groups), Layer: gr.l, KV: gr.kv, Heads: gr.heads, Err: errs[j], Done: int(done.Add(1)), Total: total}
+					if job.Err == nil {
+						job.Metrics = make([]Metrics, len(gr.heads))
+						for k, i := range gr.heads {
+							job.Metrics[k] = c.Metrics[i]
+						}
+					}
+					sw.Progress(job)
 				}
 			}
 		}()
@@ -161,17 +191,26 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 
 // sweepJob compresses KV head kv of layer l for cell c and evaluates the
 // heads idx (indices into heads) of it.
-func (m *Model) sweepJob(c *Cell, l, kv int, idx []int, heads []HeadRef) error {
+func (m *Model) sweepJob(sw *Sweep, c *Cell, l, kv int, idx []int, heads []HeadRef) error {
 	g, err := m.Group(l, kv)
 	if err != nil {
 		return err
 	}
-	cache, err := g.Compress(c.Method, c.Params)
+	var cache *Cache
+	if sw.Compress != nil {
+		cache, err = sw.Compress(g, c.Method, c.Params)
+	} else {
+		cache, err = g.Compress(c.Method, c.Params)
+	}
 	if err != nil {
 		return err
 	}
 	for _, i := range idx {
-		c.Metrics[i] = g.Evaluate(cache, g.HeadIndex(heads[i].Head))
+		if hi := g.HeadIndex(heads[i].Head); sw.Evaluate != nil {
+			c.Metrics[i] = sw.Evaluate(g, c.Method, c.Params, cache, hi)
+		} else {
+			c.Metrics[i] = g.Evaluate(cache, hi)
+		}
 		if err := c.Metrics[i].CheckFinite(); err != nil {
 			return fmt.Errorf("%s at ratio %g: %w", c.Method, c.Ratio, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"testing"
 )
 
@@ -22,8 +23,22 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := 0
-	sw.Workers, sw.Progress = 4, func(done, total int) { calls++ }
+	var mu sync.Mutex
+	calls, perCell := 0, map[int]int{}
+	sw.Workers, sw.Progress = 4, func(j SweepJob) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		perCell[j.Cell] += len(j.Heads)
+		if j.Total != 12 || j.Done < 1 || j.Done > 12 || (j.Err == nil) != (len(j.Metrics) == len(j.Heads)) {
+			t.Errorf("job %+v", j)
+		}
+		for k, i := range j.Heads {
+			if j.Err == nil && (j.Metrics[k].Layer != heads[i].Layer || j.Metrics[k].Head != heads[i].Head || j.Layer != heads[i].Layer) {
+				t.Errorf("job of layer %d KV head %d: metrics of %d/%d for head %v", j.Layer, j.KV, j.Metrics[k].Layer, j.Metrics[k].Head, heads[i])
+			}
+		}
+	}
 	four, err := m.Sweep(context.Background(), sw)
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +68,35 @@ func TestSweep(t *testing.T) {
 			want := g.Evaluate(cache, hi)
 			if math.Float64bits(c.Metrics[i].Err) != math.Float64bits(want.Err) || math.Float64bits(four[ci].Metrics[i].Err) != math.Float64bits(want.Err) {
 				t.Errorf("%s at %g, head %v: err %v (1 worker), %v (4), %v evaluated alone", c.Method, c.Ratio, h, c.Metrics[i].Err, four[ci].Metrics[i].Err, want.Err)
+			}
+		}
+	}
+	for c, n := range perCell {
+		if n != len(heads) {
+			t.Errorf("cell %d: jobs of %d heads, want %d", c, n, len(heads))
+		}
+	}
+	// Compress and Evaluate stand in for the group's: the same numbers
+	// through a caller's hooks, each cache made once per (cell, KV head).
+	made := 0
+	hooked, err := m.Sweep(context.Background(), Sweep{Heads: sw.Heads, Ratios: sw.Ratios, Methods: sw.Methods, Workers: 1,
+		Compress: func(g *Group, method string, p Params) (*Cache, error) { made++; return g.Compress(method, p) },
+		Evaluate: func(g *Group, method string, p Params, c *Cache, hi int) Metrics {
+			if c.Method != method || c.Budget.Ratio != p.Ratio {
+				t.Errorf("evaluate %s at %g with a cache of %s at %g", method, p.Ratio, c.Method, c.Budget.Ratio)
+			}
+			return g.Evaluate(c, hi)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made != 12 {
+		t.Errorf("%d caches made through Compress, want 12", made)
+	}
+	for ci := range one {
+		for i := range one[ci].Metrics {
+			if math.Float64bits(hooked[ci].Metrics[i].Err) != math.Float64bits(one[ci].Metrics[i].Err) {
+				t.Errorf("cell %d head %d: err %v through the hooks, %v without", ci, i, hooked[ci].Metrics[i].Err, one[ci].Metrics[i].Err)
 			}
 		}
 	}

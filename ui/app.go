@@ -1,7 +1,7 @@
 // Package ui is the haeols web app's user interface: a vugu component tree
 // (Root, from root.vugu) that keeps the view in one state.State, mirrors it
 // into the URL, and asks the core running in a Web Worker (protocol
-// ui/proto) for every number it shows. The selected head's attention maps
+// wire) for every number it shows. The selected head's attention maps
 // go on to the ebiten heatmap page (heatmap.html) in an iframe.
 //
 // Regenerate the vugu code (root_gen.go) after editing root.vugu with
@@ -21,8 +21,9 @@ import (
 	"github.com/vugu/vugu/js"
 
 	"github.com/haeols/haeols/core/gen"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // ShippedSamples are the sample files the site serves under samples/
@@ -32,13 +33,13 @@ var ShippedSamples = []string{"samples/default.safetensors", "samples/needle.saf
 
 // gridRes is the grid of one method at the current parameters.
 type gridRes struct {
-	cells  []proto.Cell // L*H, NaN until computed
-	color  []string     // CSS colour per cell
-	mean   proto.Num
+	cells  []result.Metrics // L*H, err NaN until computed
+	color  []string         // CSS colour per cell
+	mean   result.Num
 	na     string
 	done   bool
-	params proto.Params // the parameters the cells belong to
-	got    int          // cells received for params
+	params wire.Params // the parameters the cells belong to
+	got    int         // cells received for params
 }
 
 // Root is the app's root component. Run its methods only while holding the
@@ -50,14 +51,14 @@ type Root struct {
 	S        state.State
 	Notices  []string // repairs of the URL, shown once
 	ErrMsg   string   // the last error for the user
-	Info     *proto.Info
-	Compute  *proto.Compute // where the worker computes (nil: not asked yet, the CPU)
-	Loading  string         // what is loading, "" when idle
-	Progress float64        // of the loading or grid pass
+	Info     *wire.Info
+	Compute  *wire.Compute // where the worker computes (nil: not asked yet, the CPU)
+	Loading  string        // what is loading, "" when idle
+	Progress float64       // of the loading or grid pass
 
 	grids   map[string]*gridRes
-	head    *proto.HeadResult
-	curve   *proto.Curve
+	head    *wire.HeadResult
+	curve   *wire.Curve
 	hover   int // cell index under the pointer, -1 none
 	copyMsg string
 	share   string // link or embed code shown for copying
@@ -88,7 +89,7 @@ type Root struct {
 	unsandboxed  bool         // the sandboxed heatmap page failed: run it same-origin
 	pendingMaps  *pendingMaps // maps not yet posted to the heatmap page
 	mapsDirect   bool         // the worker's maps are relayed to the heatmap page
-	model        int          // the worker's model of the latest head answer (proto.HeadResult.Model; 0: none since a load)
+	model        int          // the worker's model of the latest head answer (wire.HeadResult.Model; 0: none since a load)
 
 	shownChart map[string]*svgChart // the chart each chart element shows
 	shownKey   map[string]chartKey  // and what it was made from
@@ -124,7 +125,7 @@ type Root struct {
 	// primary answer was timed, the prompt box's text, and the view
 	// before a prompt ran (restored when it fails).
 	models       []modelFile
-	evals        map[string]*proto.EvalResult
+	evals        map[string]*wire.EvalResult
 	evalID       int
 	lastEvalKey  gridKey
 	evalSentAt   float64
@@ -168,7 +169,7 @@ func (c *Root) Start() {
 }
 
 // load asks the worker for a sample; file is the local file's bytes.
-func (c *Root) load(src *proto.Source, file js.Value, sample string) {
+func (c *Root) load(src *wire.Source, file js.Value, sample string) {
 	bufs := map[string]js.Value{}
 	if file.Truthy() {
 		bufs["file"] = file
@@ -178,22 +179,22 @@ func (c *Root) load(src *proto.Source, file js.Value, sample string) {
 
 // loadBufs is load with the files' bytes in named buffers: "file" (and a
 // llama2.c checkpoint's "tokenizer"), or a GGUF file's or a Hugging Face
-// folder's files by their names (proto.Source.Files).
-func (c *Root) loadBufs(src *proto.Source, bufs map[string]js.Value, sample string) {
+// folder's files by their names (wire.Source.Files).
+func (c *Root) loadBufs(src *wire.Source, bufs map[string]js.Value, sample string) {
 	c.Loading = "Loading " + sampleLabel(sample) + "…"
 	c.Progress = 0
 	c.samplesBefore = c.S.Sample
 	c.S.Sample = sample
-	c.loadID = c.b.send(proto.Request{Op: proto.OpLoad, Source: src}, bufs)
+	c.loadID = c.b.send(wire.Request{Op: wire.OpLoad, Source: src}, bufs)
 }
 
 // sendCompute asks the worker to compute on c.S.Compute.
 func (c *Root) sendCompute() {
-	c.computeID = c.b.send(proto.Request{Op: proto.OpCompute, Compute: c.S.Compute}, nil)
+	c.computeID = c.b.send(wire.Request{Op: wire.OpCompute, Compute: c.S.Compute}, nil)
 }
 
 // onResponse runs in its own goroutine for each worker message.
-func (c *Root) onResponse(r proto.Response, bufs js.Value) {
+func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 	c.Env.Lock()
 	quiet := false // nothing on the page changes: no render
 	live := false  // a head answer while a person scrubs: patch, render later
@@ -209,7 +210,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		}
 	}()
 	switch r.Op {
-	case proto.OpLoad, proto.OpPrompt:
+	case wire.OpLoad, wire.OpPrompt:
 		if r.ID != c.loadID {
 			return
 		}
@@ -218,7 +219,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			return
 		}
 		c.Loading = ""
-		if r.Error != "" && r.Op == proto.OpPrompt {
+		if r.Error != "" && r.Op == wire.OpPrompt {
 			// The model's previous run stays loaded.
 			c.ErrMsg = "Could not run the prompt: " + r.Error
 			c.S.Prompt, c.S.Task, c.S.Depth = c.promptBefore.Prompt, c.promptBefore.Task, c.promptBefore.Depth
@@ -230,7 +231,7 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 				// Nothing shown yet (a link to a sample that does not
 				// open): show the default sample instead.
 				c.ErrMsg = fmt.Sprintf("Could not open %s: %s. Showing %s instead.", sampleLabel(c.S.Sample), r.Error, sampleLabel(state.DefaultSample))
-				c.load(&proto.Source{Kind: "preset", Preset: state.DefaultSample}, js.Undefined(), state.DefaultSample)
+				c.load(&wire.Source{Kind: "preset", Preset: state.DefaultSample}, js.Undefined(), state.DefaultSample)
 				c.syncURL()
 				return
 			}
@@ -257,9 +258,9 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 			c.draft = ev.Prompt.Text
 		}
 		c.refresh()
-	case proto.OpEval:
+	case wire.OpEval:
 		c.onEval(r)
-	case proto.OpCompute:
+	case wire.OpCompute:
 		if r.ID != c.computeID {
 			return
 		}
@@ -276,9 +277,9 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = curveKey{}, headKey{}, gridKey{}
 		c.gridQueue, c.gridMethod, c.curveWanted, c.curvePending = nil, "", false, false
 		c.refresh()
-	case proto.OpGrid:
+	case wire.OpGrid:
 		c.onGrid(r)
-	case proto.OpHead:
+	case wire.OpHead:
 		// The worker answers the numbers first (Done false), then the same
 		// numbers with the maps.
 		if r.ID != c.headID || (!r.Done && r.Head == nil) {
@@ -310,12 +311,12 @@ func (c *Root) onResponse(r proto.Response, bufs js.Value) {
 				c.postMaps(r.Head.Maps, bufs)
 			}
 		}
-	case proto.OpPrefetched:
+	case wire.OpPrefetched:
 		// Nothing to show; the tests wait for it before they scrub a
 		// warmed-up page.
 		quiet = true
 		RecordTiming("prefetched", now())
-	case proto.OpCurve:
+	case wire.OpCurve:
 		if r.ID != c.curveID || !r.Done {
 			return
 		}
@@ -342,7 +343,7 @@ func (c *Root) prevLabel() string {
 
 // onGrid takes one part of a grid pass and starts the next method's grid
 // when one is done.
-func (c *Root) onGrid(r proto.Response) {
+func (c *Root) onGrid(r wire.Response) {
 	if r.ID != c.gridID || c.Info == nil {
 		return
 	}
@@ -367,7 +368,7 @@ func (c *Root) onGrid(r proto.Response) {
 			i := cell.Layer*c.Info.Heads + cell.Head
 			if i >= 0 && i < len(g.cells) {
 				g.cells[i] = cell
-				g.color[i] = CellColor(cell.Err)
+				g.color[i] = CellColor(result.Num(cell.Err))
 				g.got++
 			}
 		}
@@ -391,7 +392,7 @@ func (c *Root) grid(m string) *gridRes {
 	g := c.grids[m]
 	if g == nil {
 		n := c.Info.Layers * c.Info.Heads
-		g = &gridRes{cells: make([]proto.Cell, n), color: make([]string, n), mean: proto.Num(math.NaN())}
+		g = &gridRes{cells: make([]result.Metrics, n), color: make([]string, n), mean: result.Num(math.NaN())}
 		for i := range g.cells {
 			g.cells[i] = naCell()
 			g.color[i] = NAColor
@@ -401,9 +402,10 @@ func (c *Root) grid(m string) *gridRes {
 	return g
 }
 
-func naCell() proto.Cell {
-	nan := proto.Num(math.NaN())
-	return proto.Cell{Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
+// naCell is a grid cell without numbers (yet).
+func naCell() result.Metrics {
+	nan := math.NaN()
+	return result.Metrics{Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
 }
 
 // The keys of what the head, grid and curve requests asked for, compared
@@ -412,17 +414,17 @@ type (
 	headKey struct {
 		layer, head int
 		method      string
-		p           proto.Params
+		p           wire.Params
 		panel       string
 	}
 	gridKey struct {
-		p               proto.Params
+		p               wire.Params
 		methods, method string
 	}
 	curveKey struct {
 		layer, head int
 		methods     string
-		p           proto.Params
+		p           wire.Params
 	}
 )
 
@@ -440,7 +442,7 @@ func (c *Root) refresh() {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
 		show := c.aheadView(p)
-		c.headID = c.b.send(proto.Request{Op: proto.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
+		c.headID = c.b.send(wire.Request{Op: wire.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
 			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel, Shown: show, SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.headSentAt}, nil)
 		// The maps message's Seq is the request's ID.
 		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
@@ -479,7 +481,7 @@ func (c *Root) sendCurve() {
 	}
 	c.curveWanted = false
 	c.curvePending = true
-	c.curveID = c.b.send(proto.Request{Op: proto.OpCurve, Layer: c.S.Layer, Head: c.S.Head, Methods: slices.Clone(c.S.Methods), Params: c.S.Params(), Ratios: CurveRatios()}, nil)
+	c.curveID = c.b.send(wire.Request{Op: wire.OpCurve, Layer: c.S.Layer, Head: c.S.Head, Methods: slices.Clone(c.S.Methods), Params: c.S.Params(), Ratios: CurveRatios()}, nil)
 }
 
 // nextGrid asks for the next method of the grid pass whose cells are not
@@ -493,7 +495,7 @@ func (c *Root) nextGrid() {
 			continue
 		}
 		c.gridMethod = m
-		c.gridID = c.b.send(proto.Request{Op: proto.OpGrid, Method: m, Params: p}, nil)
+		c.gridID = c.b.send(wire.Request{Op: wire.OpGrid, Method: m, Params: p}, nil)
 		return
 	}
 	c.gridMethod = ""
@@ -566,7 +568,7 @@ func sampleLabel(s string) string {
 
 // mapsSent remembers when the head request behind a maps message went out.
 type mapsSent struct {
-	seq        int     // proto.Maps.Seq: the head request's ID
+	seq        int     // wire.Maps.Seq: the head request's ID
 	headSentAt float64 // performance.now() when it was sent
 }
 
@@ -578,7 +580,7 @@ type pendingMaps struct {
 
 // postMaps forwards a head's attention maps (the worker's message for the
 // heatmap page) to the heatmap iframe, transferring the buffers.
-func (c *Root) postMaps(m *proto.Maps, bufs js.Value) {
+func (c *Root) postMaps(m *wire.Maps, bufs js.Value) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		c.ErrMsg = "heatmap: " + err.Error()
@@ -588,23 +590,23 @@ func (c *Root) postMaps(m *proto.Maps, bufs js.Value) {
 	c.flushMaps()
 }
 
-// aheadView is the view (proto.ViewKey) of the head request about to be
+// aheadView is the view (wire.ViewKey) of the head request about to be
 // sent for parameters p, when the heatmap page may hold its maps ahead;
 // "" when it cannot (no heatmap page with relayed maps, or no head answer
 // of the worker's current model yet).
-func (c *Root) aheadView(p proto.Params) string {
+func (c *Root) aheadView(p wire.Params) string {
 	if !c.mapsDirect || !c.frameReady || c.model == 0 {
 		return ""
 	}
 	if !heatmapWindow().Truthy() {
 		return ""
 	}
-	return proto.ViewKey(c.model, c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
+	return wire.ViewKey(c.model, c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
 }
 
 // showAhead tells the heatmap page which view the head request just sent
 // asks for: when the worker sent its maps ahead, the heatmap page draws
-// them now, as that request's maps (see ui/proto), without waiting for
+// them now, as that request's maps (see wire), without waiting for
 // the worker's answer.
 func (c *Root) showAhead(view string) {
 	win := heatmapWindow()
@@ -612,21 +614,20 @@ func (c *Root) showAhead(view string) {
 		return
 	}
 	msg := js.Global().Get("Object").New()
-	msg.Set("show", view)
-	msg.Set("seq", c.headID)
+	wire.Envelope{Show: view, Seq: c.headID}.Write(msg)
 	win.Call("postMessage", msg, "*")
 }
 
 // heatmapReset tells the worker that the heatmap page (re)started and
 // holds nothing: from then on the worker sends the maps as relay messages,
-// the unchanging part of a head once (proto.OpHeatmapReset), and this page
+// the unchanging part of a head once (wire.OpHeatmapReset), and this page
 // passes them on as they arrive (bridge), without waiting for its own
 // renders.
 func (c *Root) heatmapReset() {
 	if c.b == nil {
 		return
 	}
-	c.b.send(proto.Request{Op: proto.OpHeatmapReset}, nil)
+	c.b.send(wire.Request{Op: wire.OpHeatmapReset}, nil)
 	c.mapsDirect = true
 }
 
@@ -986,13 +987,13 @@ func (c *Root) rehearse() {
 
 // standInCurve is an error-vs-ratio curve of the shape the worker answers
 // (methods x CurveRatios), with made-up errors, for rehearse.
-func standInCurve(methods []string) *proto.Curve {
+func standInCurve(methods []string) *wire.Curve {
 	rs := CurveRatios()
-	cv := &proto.Curve{Methods: methods, Ratios: rs, Err: make([][]proto.Num, len(methods))}
+	cv := &wire.Curve{Methods: methods, Ratios: rs, Err: make([][]result.Num, len(methods))}
 	for i := range methods {
-		cv.Err[i] = make([]proto.Num, len(rs))
+		cv.Err[i] = make([]result.Num, len(rs))
 		for j, r := range rs {
-			cv.Err[i][j] = proto.Num(0.4 * (1 - r) / float64(i+1))
+			cv.Err[i][j] = result.Num(0.4 * (1 - r) / float64(i+1))
 		}
 	}
 	return cv

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vugu/vugu/js"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // bridge is the page's end of the worker protocol: it numbers requests,
@@ -21,7 +21,7 @@ type bridge struct {
 }
 
 // newBridge starts the worker script at url (relative to the page).
-func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, error) {
+func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error) {
 	ctor := js.Global().Get("Worker")
 	if !ctor.Truthy() {
 		return nil, errors.New("this browser cannot run Web Workers, which the simulator needs")
@@ -32,19 +32,19 @@ func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, erro
 			return nil
 		}
 		data := args[0].Get("data")
-		if data.Get("relay").Truthy() {
-			// Maps for the heatmap page (proto.Request.Direct): passed on
+		if wire.ReadEnvelope(jsFields{data}).Relay == wire.RelayHeatmap {
+			// Maps for the heatmap page (wire.Request.Direct): passed on
 			// at once, in order, unread.
 			relay(data)
 			return nil
 		}
-		var r proto.Response
+		var r wire.Response
 		raw := data.Get("json")
 		if raw.Type() != js.TypeString {
 			return nil
 		}
 		if err := json.Unmarshal([]byte(raw.String()), &r); err != nil {
-			r = proto.Response{Op: "?", Error: fmt.Sprintf("worker sent a message that does not decode: %v", err), Done: true}
+			r = wire.Response{Op: "?", Error: fmt.Sprintf("worker sent a message that does not decode: %v", err), Done: true}
 		}
 		bufs := data.Get("buffers")
 		go handle(r, bufs)
@@ -56,7 +56,7 @@ func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, erro
 		if len(args) > 0 && args[0].Get("message").Truthy() {
 			msg = "worker: " + args[0].Get("message").String()
 		}
-		go handle(proto.Response{Op: "error", Error: msg, Done: true}, js.Undefined())
+		go handle(wire.Response{Op: "error", Error: msg, Done: true}, js.Undefined())
 		return nil
 	})
 	b.worker.Call("addEventListener", "error", onErr)
@@ -65,7 +65,7 @@ func newBridge(url string, handle func(proto.Response, js.Value)) (*bridge, erro
 
 // relay passes a relay message of the worker on to the heatmap page,
 // transferring its buffers. Without a heatmap page it is dropped: the
-// worker learns of a new one (proto.OpHeatmapReset) before it relays to it.
+// worker learns of a new one (wire.OpHeatmapReset) before it relays to it.
 func relay(data js.Value) {
 	win := heatmapWindow()
 	if !win.Truthy() {
@@ -73,9 +73,28 @@ func relay(data js.Value) {
 	}
 	transfer := js.Global().Get("Object").Call("values", data.Get("buffers"))
 	perf := js.Global().Get("performance")
-	data.Set("relayed_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
+	wire.Envelope{RelayedAt: perf.Get("timeOrigin").Float() + perf.Call("now").Float()}.Write(data)
 	win.Call("postMessage", data, "*", transfer)
 }
+
+// jsFields reads a JavaScript object's fields (wire.Fields).
+type jsFields struct{ v js.Value }
+
+func (f jsFields) String(key string) (string, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeString {
+		return x.String(), true
+	}
+	return "", false
+}
+
+func (f jsFields) Number(key string) (float64, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeNumber {
+		return x.Float(), true
+	}
+	return 0, false
+}
+
+func (f jsFields) Bool(key string) bool { return f.v.Get(key).Truthy() }
 
 // heatmapWindow is the window of the heatmap iframe, undefined when there
 // is none.
@@ -89,7 +108,7 @@ func heatmapWindow() js.Value {
 
 // send posts a request with the given buffers (transferred: the page loses
 // them) and returns its ID.
-func (b *bridge) send(req proto.Request, bufs map[string]js.Value) int {
+func (b *bridge) send(req wire.Request, bufs map[string]js.Value) int {
 	b.nextID++
 	req.ID = b.nextID
 	raw, err := json.Marshal(req)

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/haeols/haeols/core/model/hf"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // picked is how the app reads the files a person chose or dropped
 // together: which of them, the worker buffer each goes in, the source, and
 // the label of the sample (state.FilePrefix + Label).
 type picked struct {
-	Src   *proto.Source
+	Src   *wire.Source
 	Read  []int    // indices of the files to read, in the order of Bufs
 	Bufs  []string // the buffer name of each file read
 	Label string
@@ -61,11 +61,11 @@ func pickFiles(names []string, dir string) (*picked, error) {
 		if err != nil {
 			return nil, err
 		}
-		src := &proto.Source{Kind: "llama", Name: names[model], Tokenizer: names[tok]}
+		src := &wire.Source{Kind: "llama", Name: names[model], Tokenizer: names[tok]}
 		return &picked{Src: src, Read: []int{model, tok}, Bufs: []string{"file", "tokenizer"}, Label: names[model]}, nil
 	}
 	// A Hugging Face folder.
-	p := &picked{Src: &proto.Source{Kind: "checkpoint"}}
+	p := &picked{Src: &wire.Source{Kind: "checkpoint"}}
 	var weights []string
 	for i, n := range names {
 		if !hfFile(n) {
@@ -105,7 +105,7 @@ func pickFiles(names []string, dir string) (*picked, error) {
 
 // bufferOf is the worker buffer a single file goes in: its own name for a
 // checkpoint, else "file".
-func bufferOf(src *proto.Source, name string) string {
+func bufferOf(src *wire.Source, name string) string {
 	if src.Kind == "checkpoint" {
 		return name
 	}

@@ -7,8 +7,9 @@ import (
 
 	"github.com/vugu/vugu/js"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // The methods below feed root.vugu; they only read the state.
@@ -19,7 +20,17 @@ func (c *Root) Layers() []int { return seq(c.Info, true) }
 // HeadsList are the query head indices of the loaded sample.
 func (c *Root) HeadsList() []int { return seq(c.Info, false) }
 
-func seq(in *proto.Info, layers bool) []int {
+// sliderAttrs are a slider's min, max and step attributes.
+type sliderAttrs struct{ Min, Max, Step string }
+
+// Slider is the range of the slider of the parameter name (wire.Sliders)
+// as the template renders it.
+func (c *Root) Slider(name string) sliderAttrs {
+	sl, _ := wire.SliderOf(name)
+	return sliderAttrs{state.Fmt(sl.Min), state.Fmt(sl.Max), state.Fmt(sl.Step)}
+}
+
+func seq(in *wire.Info, layers bool) []int {
 	if in == nil {
 		return nil
 	}
@@ -62,9 +73,8 @@ func (c *Root) CellClass(l, h int) string {
 // CellLabel is the short number printed in a cell.
 func (c *Root) CellLabel(l, h int) string {
 	if g := c.primaryGrid(); g != nil {
-		e := g.cells[l*c.Info.Heads+h].Err
-		if !math.IsNaN(float64(e)) {
-			return Pct(float64(e))
+		if e := g.cells[l*c.Info.Heads+h].Err; !math.IsNaN(e) {
+			return Pct(e)
 		}
 	}
 	return "…"
@@ -73,7 +83,7 @@ func (c *Root) CellLabel(l, h int) string {
 // CellText is the colour of a cell's label.
 func (c *Root) CellText(l, h int) string {
 	if g := c.primaryGrid(); g != nil {
-		return "color:" + TextColor(g.cells[l*c.Info.Heads+h].Err)
+		return "color:" + TextColor(result.Num(g.cells[l*c.Info.Heads+h].Err))
 	}
 	return ""
 }
@@ -104,8 +114,8 @@ func (c *Root) HoverLines() []string {
 	}
 	cell := g.cells[i]
 	out := []string{title,
-		"err " + Fmt(cell.Err) + " · err_max " + Fmt(cell.ErrMax),
-		"needle_err " + Fmt(cell.NeedleErr) + " · row entropy " + Fmt(cell.RowEntropy),
+		"err " + Fmt(result.Num(cell.Err)) + " · err_max " + Fmt(result.Num(cell.ErrMax)),
+		"needle_err " + Fmt(result.Num(cell.NeedleErr)) + " · row entropy " + Fmt(result.Num(cell.RowEntropy)),
 	}
 	return out
 }
@@ -155,7 +165,7 @@ func (c *Root) chart(which string) *svgChart {
 		if c.Info != nil {
 			np = c.Info.NeedleProbes
 		}
-		return profileChart(c.head.Profile, np)
+		return profileChart(c.head.Metrics.Profile, np)
 	case "curve":
 		if c.curve == nil {
 			return nil
@@ -167,9 +177,9 @@ func (c *Root) chart(which string) *svgChart {
 
 // chartKey is what a chart is made from.
 type chartKey struct {
-	head   *proto.HeadResult
-	curve  *proto.Curve
-	info   *proto.Info
+	head   *wire.HeadResult
+	curve  *wire.Curve
+	info   *wire.Info
 	ratio  float64
 	method string
 }
@@ -237,7 +247,7 @@ func (c *Root) Explanation() []string {
 func (c *Root) HeadTitle() string {
 	s := fmt.Sprintf("Layer %d, head %d — %s at ratio %s", c.S.Layer, c.S.Head, c.S.Method, state.Fmt(c.S.Ratio))
 	if c.head != nil && c.head.NA == "" {
-		s += " — err " + Pct(float64(c.head.Err))
+		s += " — err " + Pct(c.head.Metrics.Err)
 	}
 	return s
 }
@@ -268,7 +278,7 @@ func (c *Root) MethodDescribe(m string) string {
 }
 
 // Methods are the methods the worker offers.
-func (c *Root) Methods() []proto.Method {
+func (c *Root) Methods() []wire.Method {
 	if c.Info == nil {
 		return nil
 	}

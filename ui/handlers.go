@@ -12,8 +12,8 @@ import (
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 
-	"github.com/haeols/haeols/ui/proto"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // MaxFileBytes bounds a local file the app will read (the worker has its
@@ -37,10 +37,16 @@ func (c *Root) PresetOptions() []sampleOption {
 	return out
 }
 
-// FileOptions are the shipped sample files and the local files opened.
+// FileOptions are the shipped sample files, and the view's sample when it
+// is another file of the site (a link to samples/NAME): the picker shows
+// the sample that is open.
 func (c *Root) FileOptions() []sampleOption {
+	files := ShippedSamples
+	if kind, _ := state.SampleKind(c.S.Sample); kind == "url" && !slices.Contains(files, c.S.Sample) {
+		files = append(slices.Clip(files), c.S.Sample)
+	}
 	var out []sampleOption
-	for _, f := range ShippedSamples {
+	for _, f := range files {
 		out = append(out, sampleOption{Value: f, Label: path.Base(f), Title: "served with the app"})
 	}
 	return out
@@ -177,14 +183,14 @@ func pairFiles(a, b string) (model, tok int, err error) {
 }
 
 // fileSource says how the worker reads a local file, by its name.
-func fileSource(name string) (*proto.Source, error) {
+func fileSource(name string) (*wire.Source, error) {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".safetensors", ".npz", ".npy":
-		return &proto.Source{Kind: "file", Name: name}, nil
+		return &wire.Source{Kind: "file", Name: name}, nil
 	case ".bin":
-		return &proto.Source{Kind: "llama", Name: name}, nil
+		return &wire.Source{Kind: "llama", Name: name}, nil
 	case ".gguf":
-		return &proto.Source{Kind: "checkpoint", Name: name, Files: []string{name}}, nil
+		return &wire.Source{Kind: "checkpoint", Name: name, Files: []string{name}}, nil
 	}
 	return nil, fmt.Errorf("%s: not a sample file or checkpoint (open a .safetensors, .npz or .npy sample, a llama2.c .bin checkpoint, a .gguf file, or a Hugging Face folder's files together)", name)
 }
@@ -315,16 +321,13 @@ func (c *Root) SetParam(name, value string) {
 	if err != nil || math.IsNaN(x) {
 		return
 	}
-	switch name {
-	case "ratio":
-		c.S.Ratio = min(max(x, state.MinRatio), state.MaxRatio)
-	case "lambda":
-		c.S.Lambda = min(max(x, 0), 1)
-	case "phi":
-		c.S.Phi = min(max(x, 0), 1)
-	case "tau":
-		c.S.Tau = min(max(x, state.MinTau), state.MaxTau)
+	sl, ok := wire.SliderOf(name)
+	if !ok {
+		return
 	}
+	p := c.S.Params()
+	*sl.Of(&p) = sl.Clamp(x)
+	c.S.SetParams(p)
 	c.refresh()
 }
 

@@ -301,8 +301,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "ratio"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0.02"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.01"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "compression ratio: memory kept over full memory"}}}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "ratio"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "compression ratio: memory kept over full memory"}}}
 				vgparent.AppendChild(vgn)
+				vgn.AddAttrInterface("max", c.Slider("ratio").Max)
+				vgn.AddAttrInterface("min", c.Slider("ratio").Min)
+				vgn.AddAttrInterface("step", c.Slider("ratio").Step)
 				vgn.JSCreateHandler = vugu.JSValueFunc(func(value js.Value) { c.BindSlider(value, "ratio") })
 				{
 					b, err := vjson.Marshal(state.Fmt(c.S.Ratio))
@@ -336,8 +339,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "lambda"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "lambda, entropy weight"}}}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "lambda"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "lambda, entropy weight"}}}
 				vgparent.AppendChild(vgn)
+				vgn.AddAttrInterface("max", c.Slider("lambda").Max)
+				vgn.AddAttrInterface("min", c.Slider("lambda").Min)
+				vgn.AddAttrInterface("step", c.Slider("lambda").Step)
 				vgn.JSCreateHandler = vugu.JSValueFunc(func(value js.Value) { c.BindSlider(value, "lambda") })
 				{
 					b, err := vjson.Marshal(state.Fmt(c.S.Lambda))
@@ -371,8 +377,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "phi"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.05"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "phi, summary share"}}}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "phi"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "phi, summary share"}}}
 				vgparent.AppendChild(vgn)
+				vgn.AddAttrInterface("max", c.Slider("phi").Max)
+				vgn.AddAttrInterface("min", c.Slider("phi").Min)
+				vgn.AddAttrInterface("step", c.Slider("phi").Step)
 				vgn.JSCreateHandler = vugu.JSValueFunc(func(value js.Value) { c.BindSlider(value, "phi") })
 				{
 					b, err := vjson.Marshal(state.Fmt(c.S.Phi))
@@ -406,8 +415,11 @@ func (c *Root) Build(vgin *vugu.BuildIn) (vgout *vugu.BuildOut) {
 				}
 				vgn = &vugu.VGNode{Type: vugu.VGNodeType(1), Data: "\n      "}
 				vgparent.AppendChild(vgn)
-				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "tau"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "min", Val: "0.5"}, vugu.VGAttribute{Namespace: "", Key: "max", Val: "1"}, vugu.VGAttribute{Namespace: "", Key: "step", Val: "0.005"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "tau, SVD energy kept"}}}
+				vgn = &vugu.VGNode{Type: vugu.VGNodeType(3), Namespace: "", Data: "input", Attr: []vugu.VGAttribute{{Namespace: "", Key: "id", Val: "tau"}, vugu.VGAttribute{Namespace: "", Key: "type", Val: "range"}, vugu.VGAttribute{Namespace: "", Key: "aria-label", Val: "tau, SVD energy kept"}}}
 				vgparent.AppendChild(vgn)
+				vgn.AddAttrInterface("max", c.Slider("tau").Max)
+				vgn.AddAttrInterface("min", c.Slider("tau").Min)
+				vgn.AddAttrInterface("step", c.Slider("tau").Step)
 				vgn.JSCreateHandler = vugu.JSValueFunc(func(value js.Value) { c.BindSlider(value, "tau") })
 				{
 					b, err := vjson.Marshal(state.Fmt(c.S.Tau))

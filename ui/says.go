@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
+	"github.com/haeols/haeols/wire"
 )
 
 // "What the model says": a model's prompt run with the full cache and with
 // a compressed one (HAE-OLS.md §8), as HTML the template shows whole. The
-// texts are per token (proto.EvalInfo); each token is a span with its
+// texts are per token (wire.EvalInfo); each token is a span with its
 // position, so that the tests (and a curious reader's tooltip) can tell
 // which is which. The numbers' cells carry their value in full precision
 // (data-v) next to the rounded one shown.
@@ -52,7 +53,7 @@ func KLLegendGradient() string {
 // tokenKL is the KL of the method's prediction of the token at position p
 // of the continuation (p > prefix: the prediction after p-1, res.KLs[p-prefix-1]);
 // the token at the prefix is predicted by the exact prefill (0).
-func tokenKL(res *proto.EvalResult, prefix, p int) float64 {
+func tokenKL(res *wire.EvalResult, prefix, p int) float64 {
 	if p == prefix {
 		return 0
 	}
@@ -60,7 +61,7 @@ func tokenKL(res *proto.EvalResult, prefix, p int) float64 {
 }
 
 // inSpans reports whether p lies in one of the spans.
-func inSpans(spans []proto.Span, p int) bool {
+func inSpans(spans []wire.Span, p int) bool {
 	for _, a := range spans {
 		if p >= a.Start && p < a.End {
 			return true
@@ -99,7 +100,7 @@ func tokenSpan(b *strings.Builder, text, class, style, title string, pos int, at
 // the full cache and the method read the same tokens), underlined where
 // res's most likely token is not the full cache's, answer spans boxed and
 // marked missed where res does not predict them. res nil: untinted.
-func SequenceHTML(ev *proto.EvalInfo, res *proto.EvalResult) string {
+func SequenceHTML(ev *wire.EvalInfo, res *wire.EvalResult) string {
 	if ev == nil {
 		return ""
 	}
@@ -136,7 +137,7 @@ func SequenceHTML(ev *proto.EvalInfo, res *proto.EvalResult) string {
 				attrs = []string{"data-kl", strconv.FormatFloat(kl, 'g', -1, 64)}
 			}
 			style = "background:" + KLColor(kl)
-			title += fmt.Sprintf(": KL %s nats", Fmt(proto.Num(kl)))
+			title += fmt.Sprintf(": KL %s nats", Fmt(result.Num(kl)))
 			if j := p - ev.Prefix; res.Top[j] != ev.Top[j] {
 				cls = append(cls, "disagree")
 				title += "; its most likely token is not the full cache's"
@@ -155,7 +156,7 @@ func SequenceHTML(ev *proto.EvalInfo, res *proto.EvalResult) string {
 		// The prediction after the last token (of nothing in the sequence).
 		kl := float64(res.KLs[len(res.KLs)-1])
 		fmt.Fprintf(&b, `<span class="next" style="background:%s" data-kl="%s" title="the prediction after the last token: KL %s nats">→</span>`,
-			KLColor(kl), strconv.FormatFloat(kl, 'g', -1, 64), html.EscapeString(Fmt(proto.Num(kl))))
+			KLColor(kl), strconv.FormatFloat(kl, 'g', -1, 64), html.EscapeString(Fmt(result.Num(kl))))
 	}
 	b.WriteString(`</span>`)
 	return b.String()
@@ -189,7 +190,7 @@ func FreeRunHTML(texts []string, diverge int, ids bool) string {
 // bar per prediction (after positions prefix .. N-1), its height on a log
 // scale (KLScale) and its colour the tokens' tint; answer positions are
 // marked under the strip.
-func KLStripSVG(kls []proto.Num, prefix int, answers []proto.Span) string {
+func KLStripSVG(kls []result.Num, prefix int, answers []wire.Span) string {
 	const w, h, pb = 900, 64, 14
 	n := len(kls)
 	if n == 0 {
@@ -244,7 +245,7 @@ type saysCell struct {
 var saysColumns = []string{"used", "kl", "kl_max", "agree", "ppl_ratio", "diverge", "needle_acc"}
 
 // saysCells are a result's numbers, in saysColumns order.
-func saysCells(r *proto.EvalResult, gen int) []saysCell {
+func saysCells(r *wire.EvalResult, gen int) []saysCell {
 	cells := make([]saysCell, len(saysColumns))
 	for i, c := range saysColumns {
 		cells[i].Name = c
@@ -259,13 +260,13 @@ func saysCells(r *proto.EvalResult, gen int) []saysCell {
 		}
 		return cells
 	}
-	num := func(x proto.Num) (string, string) {
+	num := func(x result.Num) (string, string) {
 		if math.IsNaN(float64(x)) {
 			return "–", "NaN"
 		}
 		return Fmt(x), strconv.FormatFloat(float64(x), 'g', -1, 64)
 	}
-	vals := []proto.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, 0, r.NeedleAcc}
+	vals := []result.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, 0, r.NeedleAcc}
 	for i := range cells {
 		if saysColumns[i] == "diverge" {
 			if r.FreePending {

@@ -11,15 +11,15 @@ import (
 	"github.com/vugu/vugu"
 	"github.com/vugu/vugu/js"
 
-	"github.com/haeols/haeols/ui/proto"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // The "What the model says" view of the root component: shown when the
-// sample is a model's run of a prompt (proto.Info.Eval). It asks the
+// sample is a model's run of a prompt (wire.Info.Eval). It asks the
 // worker for every compared method's end-to-end result at the current
-// parameters (proto.OpEval, the primary method first) whenever they
-// change, and runs new prompts (proto.OpPrompt) on the model the worker
+// parameters (wire.OpEval, the primary method first) whenever they
+// change, and runs new prompts (wire.OpPrompt) on the model the worker
 // keeps.
 
 // modelFile is one of the site's bundled llama2.c checkpoints.
@@ -54,7 +54,7 @@ func bundledModels() []modelFile {
 }
 
 // source is the view's Source with a bundled model's tokenizer.
-func (c *Root) source() *proto.Source {
+func (c *Root) source() *wire.Source {
 	src := c.S.Source()
 	if src != nil && src.Kind == "llama" {
 		for _, m := range c.models {
@@ -85,7 +85,7 @@ func (c *Root) ModelOptions() []sampleOption {
 func (c *Root) Says() bool { return c.Info != nil && c.Info.Eval != nil }
 
 // says is the loaded run (nil when there is none).
-func (c *Root) says() *proto.EvalInfo {
+func (c *Root) says() *wire.EvalInfo {
 	if c.Info == nil {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (c *Root) says() *proto.EvalInfo {
 
 // evalOf is the end-to-end result of method m at the current parameters,
 // nil until it came.
-func (c *Root) evalOf(m string) *proto.EvalResult {
+func (c *Root) evalOf(m string) *wire.EvalResult {
 	if r := c.evals[m]; r != nil && r.Params == c.S.Params() {
 		return r
 	}
@@ -106,12 +106,12 @@ func (c *Root) evalOf(m string) *proto.EvalResult {
 func (c *Root) sendEval() {
 	ms := append([]string{c.S.Method}, slices.DeleteFunc(slices.Clone(c.S.Methods), func(m string) bool { return m == c.S.Method })...)
 	c.evalSentAt = now()
-	c.evalID = c.b.send(proto.Request{Op: proto.OpEval, Methods: ms, Params: c.S.Params(),
+	c.evalID = c.b.send(wire.Request{Op: wire.OpEval, Methods: ms, Params: c.S.Params(),
 		SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.evalSentAt}, nil)
 }
 
 // onEval takes one method's end-to-end result.
-func (c *Root) onEval(r proto.Response) {
+func (c *Root) onEval(r wire.Response) {
 	if r.ID != c.evalID {
 		return
 	}
@@ -123,7 +123,7 @@ func (c *Root) onEval(r proto.Response) {
 		return
 	}
 	if c.evals == nil {
-		c.evals = map[string]*proto.EvalResult{}
+		c.evals = map[string]*wire.EvalResult{}
 	}
 	c.evals[r.Eval.Method] = r.Eval
 	if r.Eval.Method == c.S.Method && !r.Eval.FreePending {
@@ -150,7 +150,7 @@ func (c *Root) runPrompt(before state.State) {
 	c.ErrMsg = ""
 	c.Loading = "Running the prompt through " + c.Info.Eval.Model + "…"
 	c.Progress = 0
-	c.loadID = c.b.send(proto.Request{Op: proto.OpPrompt, Prompt: c.S.PromptRequest()}, nil)
+	c.loadID = c.b.send(wire.Request{Op: wire.OpPrompt, Prompt: c.S.PromptRequest()}, nil)
 	c.syncURL()
 }
 

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
+	"github.com/haeols/haeols/wire"
 )
 
 func TestKLColor(t *testing.T) {
@@ -39,10 +40,10 @@ func TestKLColor(t *testing.T) {
 // evalFixture is a run of 8 tokens, prefix 5, an answer at [6, 8), and a
 // method's result whose prediction of token 7 misses and whose free run
 // parts at index 1.
-func evalFixture() (*proto.EvalInfo, *proto.EvalResult) {
-	ev := &proto.EvalInfo{Tokenizer: true, IDs: []int{1, 10, 11, 12, 13, 14, 15, 16}, Text: []string{"", "a", "<b>", "c", "\n", "e", "f", "g"},
-		Prefix: 5, Answers: []proto.Span{{Start: 6, End: 8}}, Needles: []int{2}, Top: []int{14, 15, 16, 9}, Free: []int{14, 15, 16}, FreeText: []string{"e", "f", "g"}}
-	r := &proto.EvalResult{Method: "topk", KLs: []proto.Num{0.001, 0.5, 2}, Top: []int{14, 15, 99, 9}, Diverge: 1, FreeText: []string{"e", "x", "y"}}
+func evalFixture() (*wire.EvalInfo, *wire.EvalResult) {
+	ev := &wire.EvalInfo{Tokenizer: true, IDs: []int{1, 10, 11, 12, 13, 14, 15, 16}, Text: []string{"", "a", "<b>", "c", "\n", "e", "f", "g"},
+		Prefix: 5, Answers: []wire.Span{{Start: 6, End: 8}}, Needles: []int{2}, Top: []int{14, 15, 16, 9}, Free: []int{14, 15, 16}, FreeText: []string{"e", "f", "g"}}
+	r := &wire.EvalResult{Method: "topk", KLs: []result.Num{0.001, 0.5, 2}, Top: []int{14, 15, 99, 9}, Diverge: 1, FreeText: []string{"e", "x", "y"}}
 	return ev, r
 }
 
@@ -65,7 +66,7 @@ func TestSequenceHTML(t *testing.T) {
 		t.Errorf("a token's text is not escaped: %s", h)
 	}
 	// Without a result (or with one of another sequence) nothing is tinted.
-	for _, res := range []*proto.EvalResult{nil, {KLs: []proto.Num{1}}, {NA: "needs ratio >= 0.2"}} {
+	for _, res := range []*wire.EvalResult{nil, {KLs: []result.Num{1}}, {NA: "needs ratio >= 0.2"}} {
 		if h := SequenceHTML(ev, res); strings.Contains(h, "background") || strings.Contains(h, "data-kl") {
 			t.Errorf("SequenceHTML(%+v) tints: %s", res, h)
 		}
@@ -86,7 +87,7 @@ func TestFreeRunHTML(t *testing.T) {
 }
 
 func TestSaysCells(t *testing.T) {
-	r := &proto.EvalResult{Used: 0.25, KL: 0.00123456, KLMax: 0.01, Agree: 1, PPLRatio: proto.Num(math.NaN()), NeedleAcc: 0.5, Diverge: 4}
+	r := &wire.EvalResult{Used: 0.25, KL: 0.00123456, KLMax: 0.01, Agree: 1, PPLRatio: result.Num(math.NaN()), NeedleAcc: 0.5, Diverge: 4}
 	cells := saysCells(r, 4)
 	got := map[string]saysCell{}
 	for _, c := range cells {
@@ -112,7 +113,7 @@ func TestSaysCells(t *testing.T) {
 			t.Errorf("a pending cell %+v", c)
 		}
 	}
-	for _, c := range saysCells(&proto.EvalResult{NA: "needs ratio >= 0.3"}, 4) {
+	for _, c := range saysCells(&wire.EvalResult{NA: "needs ratio >= 0.3"}, 4) {
 		if c.Text != "n/a" || c.Value != "" {
 			t.Errorf("an n/a cell %+v", c)
 		}
@@ -120,7 +121,7 @@ func TestSaysCells(t *testing.T) {
 }
 
 func TestKLStripSVG(t *testing.T) {
-	s := KLStripSVG([]proto.Num{0, 0.01, 1, proto.Num(math.NaN())}, 10, []proto.Span{{Start: 12, End: 14}})
+	s := KLStripSVG([]result.Num{0, 0.01, 1, result.Num(math.NaN())}, 10, []wire.Span{{Start: 12, End: 14}})
 	if strings.Count(s, "<rect") != 1+3+1 || !strings.Contains(s, "after position 12: KL 1 nats") || !strings.Contains(s, "positions 12 to 13") {
 		t.Errorf("KLStripSVG: %s", s)
 	}

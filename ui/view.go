@@ -8,7 +8,8 @@ import (
 
 	"github.com/haeols/haeols/assets"
 	"github.com/haeols/haeols/core"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
+	"github.com/haeols/haeols/wire"
 )
 
 // ErrScale maps held-out errors to [0, 1] on a log scale for the grid's
@@ -52,7 +53,7 @@ func Hex(p float64) string {
 }
 
 // CellColor is the CSS colour of an error on the grid scale.
-func CellColor(err proto.Num) string {
+func CellColor(err result.Num) string {
 	p := GridScale.Pos(float64(err))
 	if math.IsNaN(p) {
 		return NAColor
@@ -61,7 +62,7 @@ func CellColor(err proto.Num) string {
 }
 
 // TextColor is a readable text colour over CellColor(err).
-func TextColor(err proto.Num) string {
+func TextColor(err result.Num) string {
 	p := GridScale.Pos(float64(err))
 	if math.IsNaN(p) || p > 0.6 {
 		return "#111"
@@ -79,7 +80,7 @@ type Tick struct {
 func LegendTicks() []Tick {
 	var ts []Tick
 	for x := GridScale.Lo; x <= GridScale.Hi*1.0001; x *= 10 {
-		ts = append(ts, Tick{Label: Fmt(proto.Num(x)), Pos: GridScale.Pos(x)})
+		ts = append(ts, Tick{Label: Fmt(result.Num(x)), Pos: GridScale.Pos(x)})
 	}
 	return ts
 }
@@ -96,7 +97,7 @@ func LegendGradient() string {
 }
 
 // Fmt formats a metric for people: 4 significant digits, "n/a" for NaN.
-func Fmt(x proto.Num) string {
+func Fmt(x result.Num) string {
 	f := float64(x)
 	switch {
 	case math.IsNaN(f):
@@ -175,19 +176,15 @@ func xLabel(c *svgChart, s string) {
 
 // ProfileSVG is a bar chart of the per-probe-query error (log scale), with
 // the probes that ask for a needle marked by a triangle under their bar.
-func ProfileSVG(profile []proto.Num, needleProbes []int) string {
+func ProfileSVG(profile []float64, needleProbes []int) string {
 	return profileChart(profile, needleProbes).HTML()
 }
 
-func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
+func profileChart(vals []float64, needleProbes []int) *svgChart {
 	c := &svgChart{Label: "error of each held-out probe query"}
-	vals := make([]float64, len(profile))
-	for i, v := range profile {
-		vals[i] = float64(v)
-	}
 	lo, hi := logRange(vals)
 	yAxis(c, lo, hi)
-	n := len(profile)
+	n := len(vals)
 	if n > 0 {
 		bw := float64(plotW) / float64(n)
 		for i, v := range vals {
@@ -196,7 +193,7 @@ func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
 			}
 			x := float64(padL) + float64(i)*bw
 			y := logY(v, lo, hi)
-			c.add("rect", "", "probe "+strconv.Itoa(i)+": "+Fmt(proto.Num(v)),
+			c.add("rect", "", "probe "+strconv.Itoa(i)+": "+Fmt(result.Num(v)),
 				"x", f2(x+0.1*bw), "y", f2(y), "width", f2(max(0.8*bw, 0.5)), "height", f2(float64(padT+plotH)-y), "fill", Hex(GridScale.Pos(v)))
 		}
 		for _, p := range needleProbes {
@@ -213,11 +210,11 @@ func profileChart(profile []proto.Num, needleProbes []int) *svgChart {
 
 // CurveSVG is error vs ratio (log error) for each method of c, the primary
 // method drawn thicker and the current ratio marked by a vertical line.
-func CurveSVG(c *proto.Curve, ratio float64, primary string) string {
+func CurveSVG(c *wire.Curve, ratio float64, primary string) string {
 	return curveChart(c, ratio, primary).HTML()
 }
 
-func curveChart(c *proto.Curve, ratio float64, primary string) *svgChart {
+func curveChart(c *wire.Curve, ratio float64, primary string) *svgChart {
 	ch := &svgChart{Label: "error against compression ratio"}
 	var vals []float64
 	for _, row := range c.Err {
@@ -274,7 +271,7 @@ func CurveRatios() []float64 {
 // Explain tells, in plain sentences for a teacher, what each stage of the
 // compression did to this head, with the head's own numbers. Sentences for
 // stages the method does not have are left out.
-func Explain(hr *proto.HeadResult, prefix int) []string {
+func Explain(hr *wire.HeadResult, prefix int) []string {
 	if hr == nil {
 		return nil
 	}
@@ -332,21 +329,21 @@ func Explain(hr *proto.HeadResult, prefix int) []string {
 	if st.LowRank > 0 {
 		out = append(out, fmt.Sprintf("Low rank: the whole key and value matrices are stored at rank %d.", st.LowRank))
 	}
-	if st.FullBits > 0 {
+	if hr.FullBits > 0 {
 		used := st.ExactBits + st.SummaryBits
 		s := fmt.Sprintf("Memory: the full cache of this head needs %s; the budget at this ratio is %s",
-			bits(st.FullBits), bits(st.BudgetBits))
+			bits(hr.FullBits), bits(hr.BudgetBits))
 		switch {
 		case st.SummaryBits > 0:
 			s += fmt.Sprintf(", and %s used (%s exact tokens, %s summaries)", bits(used), bits(st.ExactBits), bits(st.SummaryBits))
 		case used > 0:
 			s += fmt.Sprintf(", and %s used", bits(used))
 		}
-		s += fmt.Sprintf(". The ratio actually used is %s.", Pct(float64(hr.Ratio)))
+		s += fmt.Sprintf(". The ratio actually used is %s.", Pct(hr.Metrics.Ratio))
 		out = append(out, s)
 	}
 	out = append(out, fmt.Sprintf("Result: on the held-out probe queries the output error is %s on average and %s at worst (calibration queries: %s).",
-		Pct(float64(hr.Err)), Pct(float64(hr.ErrMax)), Pct(float64(hr.ErrCal))))
+		Pct(hr.Metrics.Err), Pct(hr.Metrics.ErrMax), Pct(hr.Metrics.ErrCal)))
 	return out
 }
 

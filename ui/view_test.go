@@ -11,8 +11,9 @@ import (
 	"testing"
 
 	"github.com/haeols/haeols/assets"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 func TestErrScalePos(t *testing.T) {
@@ -37,7 +38,7 @@ func TestCellColorIsViridis(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		err proto.Num
+		err result.Num
 		pos float64
 	}{
 		{0, 0}, {1e-3, 0}, {0.1, 0.5}, {10, 1}, {100, 1},
@@ -49,7 +50,7 @@ func TestCellColorIsViridis(t *testing.T) {
 			t.Errorf("CellColor(%g) = %s, want %s (viridis at %g)", float64(tc.err), got, want, tc.pos)
 		}
 	}
-	if got := CellColor(proto.Num(math.NaN())); got != NAColor {
+	if got := CellColor(result.Num(math.NaN())); got != NAColor {
 		t.Errorf("CellColor(NaN) = %s, want %s", got, NAColor)
 	}
 	if CellColor(1e-3) == CellColor(10) {
@@ -90,7 +91,7 @@ func TestFmt(t *testing.T) {
 		{math.NaN(), "n/a"}, {0, "0"}, {0.046651, "0.04665"}, {1.5, "1.5"}, {5.307, "5.307"}, {1e-5, "1.00e-05"}, {12345, "1.23e+04"},
 	}
 	for _, tc := range tests {
-		if got := Fmt(proto.Num(tc.x)); got != tc.want {
+		if got := Fmt(result.Num(tc.x)); got != tc.want {
 			t.Errorf("Fmt(%g) = %q, want %q", tc.x, got, tc.want)
 		}
 	}
@@ -119,18 +120,18 @@ func wellFormed(t *testing.T, s string) map[string]int {
 }
 
 func TestProfileSVG(t *testing.T) {
-	nan := proto.Num(math.NaN())
+	nan := math.NaN()
 	tests := []struct {
 		name      string
-		profile   []proto.Num
+		profile   []float64
 		needles   []int
 		rects     int
 		triangles int
 	}{
 		{"empty", nil, nil, 0, 0},
-		{"bars", []proto.Num{0.01, 0.2, 0.05}, nil, 3, 0},
-		{"nan and zero skipped", []proto.Num{0.01, nan, 0, 0.3}, []int{3}, 2, 1},
-		{"needle out of range ignored", []proto.Num{0.01}, []int{-1, 5, 0}, 1, 1},
+		{"bars", []float64{0.01, 0.2, 0.05}, nil, 3, 0},
+		{"nan and zero skipped", []float64{0.01, nan, 0, 0.3}, []int{3}, 2, 1},
+		{"needle out of range ignored", []float64{0.01}, []int{-1, 5, 0}, 1, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,9 +144,9 @@ func TestProfileSVG(t *testing.T) {
 }
 
 func TestCurveSVG(t *testing.T) {
-	nan := proto.Num(math.NaN())
-	cv := &proto.Curve{Methods: []string{"hae-ols", "quant"}, Ratios: []float64{0.1, 0.5, 1},
-		Err: [][]proto.Num{{0.3, 0.05, 0}, {nan, 0.01, 0}}}
+	nan := result.Num(math.NaN())
+	cv := &wire.Curve{Methods: []string{"hae-ols", "quant"}, Ratios: []float64{0.1, 0.5, 1},
+		Err: [][]result.Num{{0.3, 0.05, 0}, {nan, 0.01, 0}}}
 	s := CurveSVG(cv, 0.3, "hae-ols")
 	c := wellFormed(t, s)
 	if c["path"] != 2 {
@@ -165,26 +166,26 @@ func TestCurveSVG(t *testing.T) {
 	if strings.Count(s, "L") != 1 {
 		t.Errorf("want one line segment (hae-ols 0.1 to 0.5), got %d:\n%s", strings.Count(s, "L"), s)
 	}
-	wellFormed(t, CurveSVG(&proto.Curve{Methods: []string{"<x>"}, Ratios: []float64{0.5}, Err: [][]proto.Num{{nan}}}, 0.5, ""))
+	wellFormed(t, CurveSVG(&wire.Curve{Methods: []string{"<x>"}, Ratios: []float64{0.5}, Err: [][]result.Num{{nan}}}, 0.5, ""))
 }
 
 func TestExplain(t *testing.T) {
-	hae := &proto.HeadResult{Cell: proto.Cell{Err: 0.047, ErrMax: 0.24, ErrCal: 0.016, Ratio: 0.3}, Method: "hae-ols",
-		Stages: proto.Stages{Sinks: 4, Recent: 32, Anchors: 231, Bin: 693, Summaries: 36, Dropped: 27, RankK: 17, RankV: 9,
-			EnergyK: 0.972, EnergyV: 0.992, ExtraAnchors: 43, ExactBits: 547226, SummaryBits: 41779,
-			BudgetBits: 72 * 8192, FullBits: 240 * 8192, FitResidual: 0.016}}
-	topk := &proto.HeadResult{Cell: proto.Cell{Err: 0.05, ErrMax: 0.2, ErrCal: 0.04, Ratio: 0.3}, Method: "topk",
-		Stages: proto.Stages{Sinks: 4, Recent: 32, Anchors: 252, ExactBits: 72 * 8192, BudgetBits: 72 * 8192, FullBits: 240 * 8192}}
-	quant := &proto.HeadResult{Cell: proto.Cell{Err: 0.008, ErrMax: 0.04, ErrCal: 0.1, Ratio: 0.275}, Method: "quant",
-		Stages: proto.Stages{QuantBits: 4, BudgetBits: 72 * 8192, FullBits: 240 * 8192}}
+	hae := &wire.HeadResult{Metrics: result.Metrics{Err: 0.047, ErrMax: 0.24, ErrCal: 0.016, Ratio: 0.3}, Method: "hae-ols",
+		Stages: result.Stages{Sinks: 4, Recent: 32, Anchors: 231, Bin: 693, Summaries: 36, Dropped: 27, RankK: 17, RankV: 9,
+			EnergyK: 0.972, EnergyV: 0.992, ExtraAnchors: 43, ExactBits: 547226, SummaryBits: 41779, FitResidual: 0.016},
+		BudgetBits: 72 * 8192, FullBits: 240 * 8192}
+	topk := &wire.HeadResult{Metrics: result.Metrics{Err: 0.05, ErrMax: 0.2, ErrCal: 0.04, Ratio: 0.3}, Method: "topk",
+		Stages: result.Stages{Sinks: 4, Recent: 32, Anchors: 252, ExactBits: 72 * 8192}, BudgetBits: 72 * 8192, FullBits: 240 * 8192}
+	quant := &wire.HeadResult{Metrics: result.Metrics{Err: 0.008, ErrMax: 0.04, ErrCal: 0.1, Ratio: 0.275}, Method: "quant",
+		Stages: result.Stages{QuantBits: 4}, BudgetBits: 72 * 8192, FullBits: 240 * 8192}
 	tests := []struct {
 		name    string
-		hr      *proto.HeadResult
+		hr      *wire.HeadResult
 		want    []string
 		notWant []string
 	}{
 		{"nil", nil, nil, nil},
-		{"n/a", &proto.HeadResult{Method: "quant", NA: "does not fit"}, []string{"quant cannot run at this ratio: does not fit."}, []string{"Selection"}},
+		{"n/a", &wire.HeadResult{Method: "quant", NA: "does not fit"}, []string{"quant cannot run at this ratio: does not fit."}, []string{"Selection"}},
 		{"hae-ols", hae, []string{
 			"Selection: of the 960 cached tokens, 267 tokens are kept exact: the first 4 (attention sinks), the last 32 (the recent window) and 231 anchors",
 			"The other 693 tokens went to the recycle bin.",
@@ -194,8 +195,8 @@ func TestExplain(t *testing.T) {
 			"4.7% on average and 24.0% at worst (calibration queries: 1.6%)",
 		}, []string{"Quantization", "Low rank"}},
 		{"topk", topk, []string{"288 tokens are kept exact", "252 anchors with the most attention mass.", "72.0 KiB used."}, []string{"Reconstruction", "Compression", "recycle bin", "entropy", "summaries"}},
-		{"full rank", &proto.HeadResult{Method: "hae-ols", Cell: proto.Cell{Ratio: 0.3},
-			Stages: proto.Stages{Sinks: 4, Recent: 32, Anchors: 10, Bin: 100, Summaries: 41, RankK: 41, RankV: 41, EnergyK: 1, EnergyV: 1}},
+		{"full rank", &wire.HeadResult{Method: "hae-ols", Metrics: result.Metrics{Ratio: 0.3},
+			Stages: result.Stages{Sinks: 4, Recent: 32, Anchors: 10, Bin: 100, Summaries: 41, RankK: 41, RankV: 41, EnergyK: 1, EnergyV: 1}},
 			[]string{"Compression: the SVD keeps full rank (41) here, so the summaries are stored without factoring"}, []string{"SVD rank 41 ("}},
 		{"quant", quant, []string{"Quantization: older keys and values are stored with 4 bits"}, []string{"Selection", "Reconstruction"}},
 	}
@@ -282,21 +283,21 @@ func TestShippedSamplesListed(t *testing.T) {
 // place: a new profile of the same shape, or the curve at another ratio,
 // where only the current-ratio marker differs.
 func TestChartPatchable(t *testing.T) {
-	a := profileChart([]proto.Num{0.01, 0.2, 0.05}, []int{1})
-	b := profileChart([]proto.Num{0.02, 0.1, 0.04}, []int{1})
+	a := profileChart([]float64{0.01, 0.2, 0.05}, []int{1})
+	b := profileChart([]float64{0.02, 0.1, 0.04}, []int{1})
 	if !b.patchable(a) {
 		t.Errorf("a profile of the same shape is not patchable")
 	}
-	if c := profileChart([]proto.Num{0.02, 0.1}, []int{1}); c.patchable(a) {
+	if c := profileChart([]float64{0.02, 0.1}, []int{1}); c.patchable(a) {
 		t.Errorf("a profile with fewer bars is patchable")
 	}
-	if c := profileChart([]proto.Num{0.01, 0.2, 0.05}, nil); c.patchable(a) {
+	if c := profileChart([]float64{0.01, 0.2, 0.05}, nil); c.patchable(a) {
 		t.Errorf("a profile without the needle mark is patchable")
 	}
 	if b.patchable(nil) {
 		t.Errorf("patchable over nothing shown")
 	}
-	cv := &proto.Curve{Methods: []string{"hae-ols", "topk"}, Ratios: []float64{0.1, 0.5, 1}, Err: [][]proto.Num{{0.3, 0.05, 0}, {0.4, 0.1, 0}}}
+	cv := &wire.Curve{Methods: []string{"hae-ols", "topk"}, Ratios: []float64{0.1, 0.5, 1}, Err: [][]result.Num{{0.3, 0.05, 0}, {0.4, 0.1, 0}}}
 	c3, c5 := curveChart(cv, 0.3, "hae-ols"), curveChart(cv, 0.5, "hae-ols")
 	if !c5.patchable(c3) {
 		t.Fatalf("the curve at another ratio is not patchable")
@@ -312,5 +313,43 @@ func TestChartPatchable(t *testing.T) {
 	}
 	if curveChart(cv, 0.5, "topk").patchable(c3) != true {
 		t.Errorf("another primary method (thicker line) is not patchable")
+	}
+}
+
+// TestFileOptionsShowTheSample: a link to a file of the site's samples/
+// that the picker does not list adds it, so that the picker shows the
+// sample that is open, not the first option; the shipped files are listed
+// once and other samples add nothing.
+func TestFileOptionsShowTheSample(t *testing.T) {
+	tests := []struct {
+		sample string
+		extra  string // the option added ("": none)
+	}{
+		{"samples/mine.safetensors", "samples/mine.safetensors"},
+		{"samples/other.npz", "samples/other.npz"},
+		{ShippedSamples[1], ""},
+		{"default", ""},
+		{"models/kjv3m.bin", ""},
+		{"file:mine.npz", ""},
+	}
+	shipped := strings.Join(ShippedSamples, " ")
+	for _, tc := range tests {
+		c := &Root{}
+		c.S = state.Default()
+		c.S.Sample = tc.sample
+		var got []string
+		for _, o := range c.FileOptions() {
+			got = append(got, o.Value)
+		}
+		want := append([]string(nil), ShippedSamples...)
+		if tc.extra != "" {
+			want = append(want, tc.extra)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("sample %q: options %v, want %v", tc.sample, got, want)
+		}
+	}
+	if got := strings.Join(ShippedSamples, " "); got != shipped {
+		t.Errorf("FileOptions changed ShippedSamples from %s to %s", shipped, got)
 	}
 }

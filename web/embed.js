@@ -2,14 +2,15 @@
 // reconstruction error of the chosen method next to top-k's at the same
 // ratio. For an <iframe> in a blog post (see EMBED.md); everything runs here
 // from the site's own files: the core in a Web Worker (worker.js, protocol
-// ui/proto), the heatmap renderer in an iframe (heatmap.html).
+// package wire), the heatmap renderer in an iframe (heatmap.html).
 //
 // Query parameters (the simulator's URL names): sample (a preset name,
 // samples/FILE, or a bundled model models/NAME.bin, whose prompt, task and
 // depth the embed runs and shows what it says; default "default"), layer (0), head (0), method ("hae-ols"),
-// ratio (0.3), lambda (0.25), phi (0.25), tau (1), panel ("all", or
-// "orig", "comp", "diff"). The defaults of lambda, phi and tau are
-// core.DefaultLambda, DefaultPhi and DefaultTau (the browser test pins them).
+// ratio, lambda, phi, tau, panel ("all", or "orig", "comp", "diff"). The
+// method parameters' defaults (the core's) and ranges (their sliders',
+// wire.Sliders) come with the worker's answer to the load (info.defaults,
+// info.sliders).
 "use strict";
 
 (() => {
@@ -68,22 +69,17 @@
 	}
 	const layer = index("layer");
 	const head = index("head");
-	const params = {
-		ratio: num("ratio", 0.3, 0.02, 1),
-		lambda: num("lambda", 0.25, 0, 1),
-		phi: num("phi", 0.25, 0, 1),
-		tau: num("tau", 1, 0.5, 1),
-	};
+	// The method parameters, known once the sample is loaded (setParams).
+	let params = null;
 
 	const $ = (id) => document.getElementById(id);
 	const slider = $("ratio"), ratioOut = $("ratio-out"), readout = $("readout"), status = $("status");
 	const frame = $("heatmap");
-	slider.value = String(params.ratio);
 
 	// State, also read by the browser tests.
 	const st = {
 		ready: false, info: null, method, baseline, layer, head, params,
-		want: params.ratio,        // the slider's ratio
+		want: null,                // the slider's ratio
 		shown: null,               // {ratio, err, na} of the method, drawn
 		base: null,                // {ratio, err, na} of the baseline
 		drawn: 0, drawnRatio: null, heatmapReady: false,
@@ -144,8 +140,14 @@
 		const i = st.info;
 		$("what").textContent = i && says ? `${i.name} · ${i.tokens} tokens, the first ${i.prefix} compressed (every layer and KV head) · free runs after them` :
 			i ? `${i.name} · layer ${layer} of ${i.layers} · head ${head} of ${i.heads} · ${i.prefix} cached tokens` : sample;
-		const link = new URLSearchParams({sample, layer, head, method, ratio: String(st.want),
-			lambda: String(params.lambda), phi: String(params.phi), tau: String(params.tau), panel});
+		const link = new URLSearchParams({sample, layer, head, method, panel});
+		for (const k of ["ratio", "lambda", "phi", "tau"]) {
+			if (params) {
+				link.set(k, String(k === "ratio" ? st.want : params[k]));
+			} else if (q.has(k)) {
+				link.set(k, q.get(k));
+			}
+		}
 		if (says) {
 			for (const k of ["prompt", "task", "depth"]) {
 				if (q.has(k)) link.set(k, q.get(k));
@@ -164,7 +166,26 @@
 		inflight = {id: req.id, kind, ratio: req.params ? req.params.ratio : null, t0: performance.now()};
 		worker.postMessage({json: JSON.stringify(req), buffers: {}});
 	};
-	const start = () => send({op: "load", source, params: {ratio: params.ratio, lambda: params.lambda, phi: params.phi, tau: params.tau}, layer: 0, head: 0}, "load");
+	const start = () => send({op: "load", source}, "load");
+
+	// setParams reads the method parameters from the URL, each within its
+	// slider (info.sliders), else the core's default (info.defaults), and
+	// sets the ratio slider's range.
+	function setParams(info) {
+		const n = problems.length;
+		params = {};
+		for (const s of info.sliders) {
+			params[s.name] = num(s.name, info.defaults[s.name], s.min, s.max);
+			if (s.name === "ratio") {
+				Object.assign(slider, {min: s.min, max: s.max, step: s.step});
+			}
+		}
+		st.params = params;
+		st.errors.push(...problems.slice(n));
+		showStatus();
+		slider.value = String(params.ratio);
+		slider.disabled = false;
+	}
 	if (says) {
 		// models.js (written by make web) says which bundled model has a
 		// tokenizer; only a model's embed asks for it.
@@ -232,6 +253,7 @@
 			}
 		} else if (req.kind === "load") {
 			st.info = r.info;
+			setParams(r.info);
 			if (layer >= r.info.layers || head >= r.info.heads) {
 				st.errors.push(`layer ${layer}, head ${head}: the sample has ${r.info.layers} layers of ${r.info.heads} heads`);
 				showStatus();
@@ -243,13 +265,14 @@
 				frame.hidden = true;
 				$("says").hidden = false;
 			}
-			describe();
+			onSlide();
+			return;
 		} else if (req.kind === "says") {
 			st.says = Object.assign({ratio: req.ratio}, r.eval);
 			st.lastUpdateMs = performance.now() - req.t0;
 		} else {
 			const h = r.head;
-			const res = {ratio: req.ratio, err: h.na ? null : h.err, na: !!h.na};
+			const res = {ratio: req.ratio, err: h.na ? null : h.metrics.err, na: !!h.na};
 			if (req.kind === "method") {
 				st.shown = res;
 				st.lastUpdateMs = performance.now() - req.t0;
@@ -326,5 +349,4 @@
 		pump();
 	}
 	slider.addEventListener("input", onSlide);
-	onSlide();
 })();

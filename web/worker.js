@@ -1,6 +1,6 @@
 // haeols core in a Web Worker: loads wasm_exec.js and app.wasm (Go; the
 // same program as the page, which runs the core when it finds no document) and
-// bridges messages {json: "...", buffers: {name: ArrayBuffer}} (ui/proto).
+// bridges messages {json: "...", buffers: {name: ArrayBuffer}} (package wire).
 // Messages that arrive before the Go side is ready are queued.
 "use strict";
 importScripts("wasm_exec.js");

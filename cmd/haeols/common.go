@@ -241,7 +241,11 @@ func evaluate(m *core.Model, name string, heads []headID, ratios []float64, meth
 	for i, h := range heads {
 		refs[i] = core.HeadRef{Layer: h.l, Head: h.h}
 	}
-	cs, err := m.Sweep(context.Background(), core.Sweep{Heads: refs, Ratios: ratios, Methods: methods, Params: params, Workers: workers, Progress: progress})
+	sw := core.Sweep{Heads: refs, Ratios: ratios, Methods: methods, Params: params, Workers: workers}
+	if progress != nil {
+		sw.Progress = func(j core.SweepJob) { progress(j.Done, j.Total) }
+	}
+	cs, err := m.Sweep(context.Background(), sw)
 	if err != nil {
 		if errors.As(err, new(usageError)) {
 			return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/model/gguf"
 	"github.com/haeols/haeols/core/model/transformer"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/internal/termsafe"
 )
@@ -384,32 +385,32 @@ type evalSeqDoc struct {
 // evalFullDoc is the full cache's own run: its predictions, free run and
 // answers (a span the full cache misses says nothing about compression).
 type evalFullDoc struct {
-	Top       []int     `json:"top"`
-	Free      []int     `json:"free"`
-	FreeText  string    `json:"free_text,omitempty"`
-	Found     []bool    `json:"found"`
-	NeedleAcc jsonFloat `json:"needle_acc"`
+	Top       []int      `json:"top"`
+	Free      []int      `json:"free"`
+	FreeText  string     `json:"free_text,omitempty"`
+	Found     []bool     `json:"found"`
+	NeedleAcc result.Num `json:"needle_acc"`
 }
 
 // evalRecord is one method at one ratio on one sequence, with the metric
 // names of HAE-OLS.md section 8.
 type evalRecord struct {
-	Sequence  int         `json:"sequence"`
-	Method    string      `json:"method"`
-	Ratio     float64     `json:"ratio"`
-	NA        string      `json:"na,omitempty"`
-	Used      jsonFloat   `json:"used"`
-	KL        jsonFloat   `json:"kl"`
-	KLMax     jsonFloat   `json:"kl_max"`
-	Agree     jsonFloat   `json:"agree"`
-	PPLRatio  jsonFloat   `json:"ppl_ratio"`
-	Diverge   *int        `json:"diverge"`
-	NeedleAcc jsonFloat   `json:"needle_acc"`
-	Found     []bool      `json:"found,omitempty"`
-	KLs       []jsonFloat `json:"kl_profile,omitempty"`
-	Top       []int       `json:"top,omitempty"`
-	Free      []int       `json:"free,omitempty"`
-	FreeText  string      `json:"free_text,omitempty"`
+	Sequence  int          `json:"sequence"`
+	Method    string       `json:"method"`
+	Ratio     float64      `json:"ratio"`
+	NA        string       `json:"na,omitempty"`
+	Used      result.Num   `json:"used"`
+	KL        result.Num   `json:"kl"`
+	KLMax     result.Num   `json:"kl_max"`
+	Agree     result.Num   `json:"agree"`
+	PPLRatio  result.Num   `json:"ppl_ratio"`
+	Diverge   *int         `json:"diverge"`
+	NeedleAcc result.Num   `json:"needle_acc"`
+	Found     []bool       `json:"found,omitempty"`
+	KLs       []result.Num `json:"kl_profile,omitempty"`
+	Top       []int        `json:"top,omitempty"`
+	Free      []int        `json:"free,omitempty"`
+	FreeText  string       `json:"free_text,omitempty"`
 }
 
 // evalDocument gathers the runs into the JSON document (which the tables
@@ -439,20 +440,20 @@ func evalDocument(model string, codec eval.Codec, runs []evalRun) *evalDoc {
 		last := ref.Seq.Tokens[ref.Seq.Prefix-1]
 		full := foundOf(ref.Seq, ref.Top)
 		sd.last = last
-		sd.Full = evalFullDoc{Top: ref.Top, Free: ref.Free, FreeText: text(last, ref.Free), Found: full, NeedleAcc: jsonFloat(share(full))}
+		sd.Full = evalFullDoc{Top: ref.Top, Free: ref.Free, FreeText: text(last, ref.Free), Found: full, NeedleAcc: result.Num(share(full))}
 		doc.Sequences = append(doc.Sequences, sd)
 		for _, res := range r.results {
 			rec := evalRecord{Sequence: i, Method: res.Method, Ratio: res.Ratio, NA: res.NA}
 			if res.NA == "" {
 				d := res.Diverge
-				rec.Used, rec.KL, rec.KLMax, rec.Agree = jsonFloat(res.Used), jsonFloat(res.KL), jsonFloat(res.KLMax), jsonFloat(res.Agree)
-				rec.PPLRatio, rec.Diverge, rec.NeedleAcc, rec.Found = jsonFloat(res.PPLRatio), &d, jsonFloat(res.NeedleAcc), res.Found
+				rec.Used, rec.KL, rec.KLMax, rec.Agree = result.Num(res.Used), result.Num(res.KL), result.Num(res.KLMax), result.Num(res.Agree)
+				rec.PPLRatio, rec.Diverge, rec.NeedleAcc, rec.Found = result.Num(res.PPLRatio), &d, result.Num(res.NeedleAcc), res.Found
 				rec.Top, rec.Free, rec.FreeText = res.Top, res.Free, text(last, res.Free)
 				for _, k := range res.KLs {
-					rec.KLs = append(rec.KLs, jsonFloat(k))
+					rec.KLs = append(rec.KLs, result.Num(k))
 				}
 			} else {
-				nan := jsonFloat(math.NaN())
+				nan := result.Num(math.NaN())
 				rec.Used, rec.KL, rec.KLMax, rec.Agree, rec.PPLRatio, rec.NeedleAcc = nan, nan, nan, nan, nan, nan
 			}
 			doc.Records = append(doc.Records, rec)

@@ -12,7 +12,7 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/ui/heatmap"
 	"github.com/haeols/haeols/ui/heatmap/figure"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 const heatmapUsage = `
@@ -54,7 +54,7 @@ func headFigure(sample string, layer, head int, method string, mt core.Metrics, 
 	if am.Rows <= am.Calib || am.Cols < 1 || len(c.Class) != am.Cols {
 		return figure.Figure{}, fmt.Errorf("attention maps have a bad shape (%d rows, %d calibration, %d cols, %d classes)", am.Rows, am.Calib, am.Cols, len(c.Class))
 	}
-	d, err := heatmap.NewData(proto.Maps{Method: method, Ratio: mt.Ratio, Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Needles: g.Needles},
+	d, err := heatmap.NewData(wire.Maps{Method: method, Ratio: mt.Ratio, Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Needles: g.Needles},
 		am.Orig, am.Comp, nil, classBytes(c.Class), segmentBytes(c.Segment))
 	if err != nil {
 		return figure.Figure{}, err

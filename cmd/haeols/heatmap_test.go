@@ -14,7 +14,7 @@ import (
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/ui/heatmap"
 	"github.com/haeols/haeols/ui/heatmap/figure"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 func TestHeatmap(t *testing.T) {
@@ -96,7 +96,7 @@ func TestHeatmapMatchesBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			am := g.Maps(cache, hi)
-			msg := proto.Maps{Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Needles: g.Needles, Panel: "all"}
+			msg := wire.Maps{Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Needles: g.Needles, Panel: "all"}
 			d, err := heatmap.Decode(msg, le32(am.Orig), le32(am.Comp), classBytes(cache.Class), segmentBytes(cache.Segment))
 			if err != nil {
 				t.Fatal(err)

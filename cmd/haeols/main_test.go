@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/haeols/haeols/core"
 )
 
 // cli runs the tool in-process and returns the exit code, stdout and stderr.
@@ -541,22 +540,6 @@ func TestParseRatios(t *testing.T) {
 		case c.err == "" && (err != nil || fmt.Sprint(got) != c.want):
 			t.Errorf("%q: %v %v, want %s", c.in, got, err, c.want)
 		}
-	}
-}
-
-func TestJSONFloat(t *testing.T) {
-	m := core.Metrics{Method: "topk", Err: 0.5, NeedleErr: math.NaN()}
-	b, err := json.Marshal(toJSONMetrics([]core.Metrics{m}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := string(b); !strings.Contains(s, `"needle_err":null`) || !strings.Contains(s, `"err":0.5`) || strings.Count(s, "needle_err") != 1 {
-		t.Errorf("JSON %s", s)
-	}
-	m.NeedleErr = 0.25
-	b, _ = json.Marshal(toJSONMetrics([]core.Metrics{m}))
-	if !strings.Contains(string(b), `"needle_err":0.25`) {
-		t.Errorf("JSON %s", b)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 )
 
@@ -164,59 +165,31 @@ func aggregate(ms []core.Metrics) means {
 	return a
 }
 
-// jsonFloat is a float64 that encodes NaN and infinities as JSON null.
-type jsonFloat float64
-
-// MarshalJSON encodes finite values as numbers and the rest as null.
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(x)
-}
-
-// jsonMetrics is core.Metrics with needle_err and cos null instead of NaN
-// (cos is NaN for lost attention mass).
-type jsonMetrics struct {
-	core.Metrics
-	Cos       jsonFloat `json:"cos"`        // shadows Metrics.Cos
-	NeedleErr jsonFloat `json:"needle_err"` // shadows Metrics.NeedleErr
-}
-
-func toJSONMetrics(ms []core.Metrics) []jsonMetrics {
-	out := make([]jsonMetrics, len(ms))
-	for i, m := range ms {
-		out[i] = jsonMetrics{Metrics: m, Cos: jsonFloat(m.Cos), NeedleErr: jsonFloat(m.NeedleErr)}
-	}
-	return out
-}
-
 // jsonMeans is means with NaN as null.
 type jsonMeans struct {
 	means
-	Cos       jsonFloat `json:"cos"`
-	NeedleErr jsonFloat `json:"needle_err"`
+	Cos       result.Num `json:"cos"`
+	NeedleErr result.Num `json:"needle_err"`
 }
 
 // sampleInfo describes the sample in JSON output.
 type sampleInfo struct {
-	Name   string    `json:"name"`
-	Model  string    `json:"model,omitempty"`
-	Source string    `json:"source,omitempty"`
-	L      int       `json:"layers"`
-	H      int       `json:"heads"`
-	HKV    int       `json:"kv_heads"`
-	N      int       `json:"positions"`
-	D      int       `json:"dim"`
-	Prefix int       `json:"prefix"`
-	Probes int       `json:"probes"`
-	Scale  jsonFloat `json:"scale"` // null for an attention-only sample without one
+	Name   string     `json:"name"`
+	Model  string     `json:"model,omitempty"`
+	Source string     `json:"source,omitempty"`
+	L      int        `json:"layers"`
+	H      int        `json:"heads"`
+	HKV    int        `json:"kv_heads"`
+	N      int        `json:"positions"`
+	D      int        `json:"dim"`
+	Prefix int        `json:"prefix"`
+	Probes int        `json:"probes"`
+	Scale  result.Num `json:"scale"` // null for an attention-only sample without one
 }
 
 func describe(s *sample.Sample, name string) sampleInfo {
 	return sampleInfo{Name: name, Model: s.Meta.Model, Source: s.Meta.Source, L: s.L, H: s.H, HKV: s.HKV, N: s.N, D: s.D,
-		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: jsonFloat(s.Scale())}
+		Prefix: s.Prefix(), Probes: s.N - s.Prefix(), Scale: result.Num(s.Scale())}
 }
 
 // jsonParams is core.Params with JSON names.
@@ -240,14 +213,14 @@ type runDoc struct {
 	Params  jsonParams            `json:"params"`
 	Metric  string                `json:"metric"` // what err measures: "output" or "lost-mass"
 	Methods []string              `json:"methods"`
-	Results []jsonMetrics         `json:"results"`
+	Results []core.Metrics        `json:"results"`
 	Means   map[string]*jsonMeans `json:"means"`   // null for a method that does not fit
 	Skipped map[string]string     `json:"skipped"` // method: why it does not fit
 }
 
 func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, methods []string, cells []cell) error {
 	doc := runDoc{Sample: describe(s, name), Params: toJSONParams(p), Metric: metricOf(s), Methods: methods,
-		Results: []jsonMetrics{}, Means: map[string]*jsonMeans{}, Skipped: map[string]string{}}
+		Results: []core.Metrics{}, Means: map[string]*jsonMeans{}, Skipped: map[string]string{}}
 	for _, c := range cells {
 		if c.Metrics == nil {
 			doc.Means[c.Method] = nil
@@ -255,13 +228,13 @@ func writeRunJSON(w io.Writer, s *sample.Sample, name string, p core.Params, met
 			continue
 		}
 		a := aggregate(c.Metrics)
-		doc.Means[c.Method] = &jsonMeans{means: a, Cos: jsonFloat(a.Cos), NeedleErr: jsonFloat(a.NeedleErr)}
+		doc.Means[c.Method] = &jsonMeans{means: a, Cos: result.Num(a.Cos), NeedleErr: result.Num(a.NeedleErr)}
 	}
 	// Results head-major, methods in order, as in the table.
 	for i := range maxMetrics(cells) {
 		for _, c := range cells {
 			if c.Metrics != nil {
-				doc.Results = append(doc.Results, toJSONMetrics(c.Metrics[i:i+1])...)
+				doc.Results = append(doc.Results, c.Metrics[i])
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 )
 
@@ -144,7 +145,7 @@ type sweepDoc struct {
 	Metric  string         `json:"metric"` // what err measures: "output" or "lost-mass"
 	Ratios  []float64      `json:"ratios"`
 	Methods []string       `json:"methods"`
-	Results []jsonMetrics  `json:"results"`
+	Results []core.Metrics `json:"results"`
 	Skipped []sweepSkipped `json:"skipped"`
 	Summary []sweepSummary `json:"summary"`
 }
@@ -156,23 +157,23 @@ type sweepSkipped struct {
 }
 
 type sweepSummary struct {
-	Ratio   float64   `json:"ratio"`
-	Method  string    `json:"method"`
-	MeanErr jsonFloat `json:"mean_err"`
-	MaxErr  jsonFloat `json:"max_err"`
+	Ratio   float64    `json:"ratio"`
+	Method  string     `json:"method"`
+	MeanErr result.Num `json:"mean_err"`
+	MaxErr  result.Num `json:"max_err"`
 }
 
 func writeSweepJSON(w io.Writer, s *sample.Sample, name string, p jsonParams, ratios []float64, methods []string, cells []cell) error {
 	p.Ratio = 0 // per result
 	doc := sweepDoc{Sample: describe(s, name), Params: p, Metric: metricOf(s), Ratios: ratios, Methods: methods,
-		Results: []jsonMetrics{}, Skipped: []sweepSkipped{}}
+		Results: []core.Metrics{}, Skipped: []sweepSkipped{}}
 	for _, c := range cells {
-		doc.Summary = append(doc.Summary, sweepSummary{Ratio: c.Ratio, Method: c.Method, MeanErr: jsonFloat(c.Mean()), MaxErr: jsonFloat(c.Max())})
+		doc.Summary = append(doc.Summary, sweepSummary{Ratio: c.Ratio, Method: c.Method, MeanErr: result.Num(c.Mean()), MaxErr: result.Num(c.Max())})
 		if c.Metrics == nil {
 			doc.Skipped = append(doc.Skipped, sweepSkipped{Ratio: c.Ratio, Method: c.Method, Reason: c.NA})
 			continue
 		}
-		doc.Results = append(doc.Results, toJSONMetrics(c.Metrics)...)
+		doc.Results = append(doc.Results, c.Metrics...)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/haeols/haeols/core/attnmap"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // Class is what a compression method did with one prefix token. The values
@@ -35,12 +35,12 @@ func (c Class) String() string {
 	return fmt.Sprintf("class(%d)", int(c))
 }
 
-// Data is one decoded proto.Maps message: the original and compressed
+// Data is one decoded wire.Maps message: the original and compressed
 // attention maps (Rows x Cols, row-major: the Calib calibration queries, then
 // the probe queries; columns are prefix positions), their absolute
 // difference, and per column the token class and summary segment.
 type Data struct {
-	Maps       proto.Maps
+	Maps       wire.Maps
 	Orig, Comp []float32
 	// Diff is |Comp - Orig|, cell by cell.
 	Diff []float32
@@ -53,7 +53,7 @@ type Data struct {
 	// needle marks the needle columns.
 	needle []bool
 	// Key names the head's unchanging part (original map, token texts,
-	// needles) for a message that came with a key (see ui/proto); "" when
+	// needles) for a message that came with a key (see wire); "" when
 	// it came without one.
 	Key string
 	// ids name the values of each panel (by PanelKind): equal ids, equal
@@ -93,7 +93,7 @@ func (d *Data) ShareOrig(prev *Data) bool {
 // little-endian float32; "classes": Cols uint8, optional; "segments": Cols
 // little-endian int32, optional) and returns the decoded Data. Errors name
 // the offending field or buffer.
-func Decode(m proto.Maps, orig, comp, classes, segments []byte) (*Data, error) {
+func Decode(m wire.Maps, orig, comp, classes, segments []byte) (*Data, error) {
 	if err := checkShape(m); err != nil {
 		return nil, err
 	}
@@ -110,10 +110,10 @@ func Decode(m proto.Maps, orig, comp, classes, segments []byte) (*Data, error) {
 }
 
 // DecodeFactored checks the buffers of a maps message whose compressed map
-// comes factored (m.Factored; see package attnmap and proto.Maps) and
+// comes factored (m.Factored; see package attnmap and wire.Maps) and
 // returns the factored map, ready to Expand with the original map. Errors
 // name the offending field or buffer.
-func DecodeFactored(m proto.Maps, scale, inv, syn, share, source []byte) (*attnmap.Factored, error) {
+func DecodeFactored(m wire.Maps, scale, inv, syn, share, source []byte) (*attnmap.Factored, error) {
 	if err := checkShape(m); err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func DecodeFactored(m proto.Maps, scale, inv, syn, share, source []byte) (*attnm
 // buffers, takes orig and comp (Rows x Cols each) as they are, and computes
 // Diff into diff when it has room (else into a new slice), so that a
 // caller decoding a stream of messages can reuse its buffers.
-func NewData(m proto.Maps, orig, comp, diff []float32, classes, segments []byte) (*Data, error) {
+func NewData(m wire.Maps, orig, comp, diff []float32, classes, segments []byte) (*Data, error) {
 	if err := checkShape(m); err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func NewData(m proto.Maps, orig, comp, diff []float32, classes, segments []byte)
 }
 
 // checkShape checks the shape fields and the panel of a maps message.
-func checkShape(m proto.Maps) error {
+func checkShape(m wire.Maps) error {
 	if m.Rows <= 0 || m.Cols <= 0 {
 		return fmt.Errorf("heatmap: maps message: rows %d, cols %d: want both > 0", m.Rows, m.Cols)
 	}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // FuzzDecode feeds Decode arbitrary shapes and buffers: it must never
@@ -17,7 +17,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(0, 5, 0, "all", []byte{}, []byte{}, []byte{}, []byte{})
 	f.Add(1<<30, 1<<30, 0, "orig", []byte{1}, []byte{2}, []byte{9}, []byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, rows, cols, calib int, panel string, orig, comp, classes, segments []byte) {
-		m := proto.Maps{Rows: rows, Cols: cols, Calib: calib, Panel: panel}
+		m := wire.Maps{Rows: rows, Cols: cols, Calib: calib, Panel: panel}
 		d, err := Decode(m, orig, comp, classes, segments)
 		if err != nil {
 			return
@@ -41,7 +41,7 @@ func FuzzDecodeFactored(f *testing.F) {
 	f.Add(1, 2, 1, f32(1), f32(1), f32(1), f32(1, 1), i32(1, -3))
 	f.Add(1<<20, 1<<20, 1<<40, []byte{1}, []byte{}, []byte{}, []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, rows, cols, syn int, scale, inv, synB, share, source []byte) {
-		m := proto.Maps{Rows: rows, Cols: cols, Panel: "all", Factored: true, Syn: syn}
+		m := wire.Maps{Rows: rows, Cols: cols, Panel: "all", Factored: true, Syn: syn}
 		fm, err := DecodeFactored(m, scale, inv, synB, share, source)
 		if err != nil {
 			return

@@ -14,7 +14,7 @@ import (
 
 	"github.com/haeols/haeols/assets"
 	"github.com/haeols/haeols/core"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 func TestScaleT(t *testing.T) {
@@ -440,7 +440,7 @@ func testData(t testing.TB, rows, cols, calib int) *Data {
 	for i := 0; i < cols+rows-calib; i++ {
 		text = append(text, "tok"+strings.Repeat("x", i%3))
 	}
-	d, err := Decode(proto.Maps{Title: "L0 H0", Method: "hae-ols", Ratio: 0.3, Err: 0.0123, Rows: rows, Cols: cols, Calib: calib,
+	d, err := Decode(wire.Maps{Title: "L0 H0", Method: "hae-ols", Ratio: 0.3, Err: 0.0123, Rows: rows, Cols: cols, Calib: calib,
 		TokenText: text, Needles: []int{cols / 3}, Panel: "all"}, orig, comp, classes, segs)
 	if err != nil {
 		t.Fatal(err)
@@ -449,25 +449,25 @@ func testData(t testing.TB, rows, cols, calib int) *Data {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	m := proto.Maps{Rows: 2, Cols: 3, Calib: 1}
+	m := wire.Maps{Rows: 2, Cols: 3, Calib: 1}
 	f := make([]byte, 24)
 	tests := []struct {
 		name                      string
-		m                         proto.Maps
+		m                         wire.Maps
 		orig, comp, classes, segs []byte
 		want                      string
 	}{
 		{"ok", m, f, f, make([]byte, 3), make([]byte, 12), ""},
 		{"ok without classes", m, f, f, nil, nil, ""},
-		{"no rows", proto.Maps{Cols: 3}, f, f, nil, nil, "rows 0"},
-		{"calib", proto.Maps{Rows: 2, Cols: 3, Calib: 3}, f, f, nil, nil, "calib 3"},
+		{"no rows", wire.Maps{Cols: 3}, f, f, nil, nil, "rows 0"},
+		{"calib", wire.Maps{Rows: 2, Cols: 3, Calib: 3}, f, f, nil, nil, "calib 3"},
 		{"short orig", m, f[:20], f, nil, nil, `buffer "orig"`},
 		{"long comp", m, f, append(f, 0), nil, nil, `buffer "comp"`},
 		{"classes", m, f, f, make([]byte, 2), nil, `buffer "classes"`},
 		{"bad class", m, f, f, []byte{0, 9, 0}, nil, "entry 1 is 9"},
 		{"segments", m, f, f, nil, make([]byte, 8), `buffer "segments"`},
-		{"needle", proto.Maps{Rows: 2, Cols: 3, Needles: []int{3}}, f, f, nil, nil, "needle 3"},
-		{"panel", proto.Maps{Rows: 2, Cols: 3, Panel: "side"}, f, f, nil, nil, `panel "side"`},
+		{"needle", wire.Maps{Rows: 2, Cols: 3, Needles: []int{3}}, f, f, nil, nil, "needle 3"},
+		{"panel", wire.Maps{Rows: 2, Cols: 3, Panel: "side"}, f, f, nil, nil, `panel "side"`},
 	}
 	for _, tt := range tests {
 		_, err := Decode(tt.m, tt.orig, tt.comp, tt.classes, tt.segs)
@@ -1031,7 +1031,7 @@ func TestColorsPixelByPrefix(t *testing.T) {
 // TestNewDataReusesDiff checks NewData: Diff is |comp - orig| written into
 // the buffer given when it has room, wrong lengths and shapes are errors.
 func TestNewDataReusesDiff(t *testing.T) {
-	m := proto.Maps{Rows: 2, Cols: 3, Calib: 1, Panel: "all"}
+	m := wire.Maps{Rows: 2, Cols: 3, Calib: 1, Panel: "all"}
 	orig := []float32{0.1, 0.2, 0.7, 0.5, 0.25, 0.25}
 	comp := []float32{0.3, 0.1, 0.6, 0.5, float32(math.NaN()), 0}
 	diff := make([]float32, 8)
@@ -1068,13 +1068,13 @@ func TestNewDataReusesDiff(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
-		m          proto.Maps
+		m          wire.Maps
 		orig, comp []float32
 		want       string
 	}{
 		{"short comp", m, orig, comp[:5], `buffer "comp": 5 values`},
-		{"zero rows", proto.Maps{Rows: 0, Cols: 3, Panel: "all"}, nil, nil, "rows 0"},
-		{"absurd", proto.Maps{Rows: 1 << 20, Cols: 1 << 20, Panel: "all"}, nil, nil, "more than"},
+		{"zero rows", wire.Maps{Rows: 0, Cols: 3, Panel: "all"}, nil, nil, "rows 0"},
+		{"absurd", wire.Maps{Rows: 1 << 20, Cols: 1 << 20, Panel: "all"}, nil, nil, "more than"},
 	} {
 		if _, err := NewData(tc.m, tc.orig, tc.comp, nil, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
@@ -1085,7 +1085,7 @@ func TestNewDataReusesDiff(t *testing.T) {
 // TestDecodeFactored checks DecodeFactored's errors, each naming the
 // buffer or field, and that a good message expands as attnmap says.
 func TestDecodeFactored(t *testing.T) {
-	m := proto.Maps{Rows: 1, Cols: 3, Calib: 1, Panel: "all", Factored: true, Syn: 1}
+	m := wire.Maps{Rows: 1, Cols: 3, Calib: 1, Panel: "all", Factored: true, Syn: 1}
 	src := i32(-1, 0, -2)
 	good := [][]byte{f32(2), f32(0.5), f32(0.5), f32(0, 1, 0), src}
 	f, err := DecodeFactored(m, good[0], good[1], good[2], good[3], good[4])
@@ -1099,7 +1099,7 @@ func TestDecodeFactored(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		m    proto.Maps
+		m    wire.Maps
 		bufs [][]byte
 		want string
 	}{
@@ -1107,9 +1107,9 @@ func TestDecodeFactored(t *testing.T) {
 		{"short syn", m, [][]byte{good[0], good[1], f32(1, 2), good[3], good[4]}, `buffer "syn"`},
 		{"short share", m, [][]byte{good[0], good[1], good[2], f32(1), good[4]}, `buffer "share"`},
 		{"short source", m, [][]byte{good[0], good[1], good[2], good[3], src[:8]}, `buffer "source"`},
-		{"source out of range", proto.Maps{Rows: 1, Cols: 3, Panel: "all", Factored: true, Syn: 0}, [][]byte{good[0], good[1], nil, good[3], good[4]}, "column 1: source 0"},
-		{"negative syn", proto.Maps{Rows: 1, Cols: 3, Panel: "all", Factored: true, Syn: -1}, good, "syn -1"},
-		{"no rows", proto.Maps{Rows: 0, Cols: 3, Panel: "all", Factored: true}, good, "rows 0"},
+		{"source out of range", wire.Maps{Rows: 1, Cols: 3, Panel: "all", Factored: true, Syn: 0}, [][]byte{good[0], good[1], nil, good[3], good[4]}, "column 1: source 0"},
+		{"negative syn", wire.Maps{Rows: 1, Cols: 3, Panel: "all", Factored: true, Syn: -1}, good, "syn -1"},
+		{"no rows", wire.Maps{Rows: 0, Cols: 3, Panel: "all", Factored: true}, good, "rows 0"},
 	} {
 		if _, err := DecodeFactored(tc.m, tc.bufs[0], tc.bufs[1], tc.bufs[2], tc.bufs[3], tc.bufs[4]); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)

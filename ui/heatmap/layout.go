@@ -12,7 +12,7 @@ const (
 	PanelDiff                  // |comp - orig|
 )
 
-// Name is the panel's name in proto.Maps.Panel and in hover messages.
+// Name is the panel's name in wire.Maps.Panel and in hover messages.
 func (k PanelKind) Name() string {
 	switch k {
 	case PanelComp:
@@ -34,7 +34,7 @@ func (k PanelKind) Title() string {
 	return "original"
 }
 
-// PanelsFor returns the panels that proto.Maps.Panel selects: "all" (or
+// PanelsFor returns the panels that wire.Maps.Panel selects: "all" (or
 // empty) gives original, compressed and difference.
 func PanelsFor(sel string) ([]PanelKind, error) {
 	switch sel {

@@ -5,13 +5,18 @@ import (
 	"testing"
 
 	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/wire"
 )
 
-// TestDefaultsMatchCore pins the defaults repeated here to the core's.
-func TestDefaultsMatchCore(t *testing.T) {
-	p := core.DefaultParams(DefaultRatio)
-	if p.Lambda != DefaultLambda || p.Phi != DefaultPhi || p.Tau != DefaultTau {
-		t.Errorf("defaults lambda/phi/tau = %v/%v/%v, core has %v/%v/%v", DefaultLambda, DefaultPhi, DefaultTau, p.Lambda, p.Phi, p.Tau)
+// TestDefaults: the default view's methods are the core's, and its
+// parameters are valid and within their sliders.
+func TestDefaults(t *testing.T) {
+	d := Default()
+	p := d.Params()
+	for _, sl := range wire.Sliders {
+		if x := *sl.Of(&p); x < sl.Min || x > sl.Max {
+			t.Errorf("default %s %v is outside its slider [%v, %v]", sl.Name, x, sl.Min, sl.Max)
+		}
 	}
 	names := core.MethodNames()
 	for _, m := range append([]string{DefaultMethod}, DefaultMethods...) {
@@ -19,7 +24,9 @@ func TestDefaultsMatchCore(t *testing.T) {
 			t.Errorf("default method %q is not a core method (%v)", m, names)
 		}
 	}
-	if err := p.Validate(); err != nil {
+	cp := core.DefaultParams(p.Ratio)
+	cp.Lambda, cp.Phi, cp.Tau = p.Lambda, p.Phi, p.Tau
+	if err := cp.Validate(); err != nil {
 		t.Error(err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/haeols/haeols/wire"
 )
 
 // FuzzParseQuery: any link gives a valid view without panicking, and that
@@ -25,7 +27,13 @@ func FuzzParseQuery(f *testing.F) {
 				t.Fatalf("%q: %s = %v", raw, name, v)
 			}
 		}
-		if s.Ratio < MinRatio || s.Ratio > MaxRatio || s.Tau < MinTau || s.Tau > MaxTau || s.Layer < 0 || s.Head < 0 {
+		p := s.Params()
+		for _, sl := range wire.Sliders {
+			if x := *sl.Of(&p); x < sl.Min || x > sl.Max {
+				t.Fatalf("%q: %s %v out of range in view %+v", raw, sl.Name, x, s)
+			}
+		}
+		if s.Layer < 0 || s.Head < 0 {
 			t.Fatalf("%q: out-of-range view %+v", raw, s)
 		}
 		if !s.Compared(s.Method) || strings.HasPrefix(s.Sample, FilePrefix) {

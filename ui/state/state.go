@@ -5,7 +5,9 @@
 // a message a person can read) and Encode writes it back; the two round-trip.
 //
 // The package is pure Go: it builds natively and for GOOS=js GOARCH=wasm and
-// computes nothing the core computes.
+// computes nothing the core computes; the defaults of the method
+// parameters are the core's, their ranges those of their sliders
+// (wire.Sliders).
 package state
 
 import (
@@ -18,19 +20,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/wire"
 )
 
-// Defaults of the view. Lambda, Phi and Tau equal core.DefaultLambda,
-// core.DefaultPhi and core.DefaultTau (a test pins them); they are repeated
-// here so that the UI binary does not link the core.
+// Defaults of the view; the method parameters' are the core's
+// (core.DefaultRatio, core.DefaultParams).
 const (
 	DefaultSample = "default"
 	DefaultMethod = "hae-ols"
-	DefaultRatio  = 0.3
-	DefaultLambda = 0.25
-	DefaultPhi    = 0.25
-	DefaultTau    = 1.0
 	DefaultPanel  = "all"
 	// DefaultCompute is where the core computes: "auto" is a hardware GPU
 	// through WebGPU where the browser has one (the WGSL kernels, equal to
@@ -58,19 +56,16 @@ var Computes = []string{"auto", "cpu", "gpu"}
 // HAE-OLS, one ablation and the strongest simple baselines.
 var DefaultMethods = []string{"hae-ols", "hae-nosvd", "snapkv", "streaming"}
 
-// Ranges of the sliders. Ratio is the share of the full cache's memory kept.
+// Bounds of the other values (the method parameters' are their
+// sliders', wire.Sliders).
 const (
-	MinRatio = 0.02
-	MaxRatio = 1.0
-	MinTau   = 0.5
-	MaxTau   = 1.0
 	// MaxIndex bounds layer and head indices before a sample is known.
 	MaxIndex = 4096
 	// MaxMethods bounds the compared set.
 	MaxMethods = 16
 )
 
-// Panels are the heatmap panels (proto.Maps.Panel).
+// Panels are the heatmap panels (wire.Maps.Panel).
 var Panels = []string{"all", "orig", "comp", "diff"}
 
 // FilePrefix marks a sample that is a person's local file (Sample
@@ -109,11 +104,19 @@ type State struct {
 
 // Default returns the view a bare URL opens.
 func Default() State {
-	return State{
+	s := State{
 		Sample: DefaultSample, Methods: slices.Clone(DefaultMethods), Method: DefaultMethod,
-		Ratio: DefaultRatio, Lambda: DefaultLambda, Phi: DefaultPhi, Tau: DefaultTau, Panel: DefaultPanel,
-		Compute: DefaultCompute, Depth: DefaultDepth,
+		Panel: DefaultPanel, Compute: DefaultCompute, Depth: DefaultDepth,
 	}
+	s.SetParams(DefaultParams())
+	return s
+}
+
+// DefaultParams are the method parameters a bare URL opens with: the
+// core's defaults.
+func DefaultParams() wire.Params {
+	p := core.DefaultParams(core.DefaultRatio)
+	return wire.Params{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: p.Tau}
 }
 
 // isName reports whether s is a preset or method name: 1 to 64 of
@@ -210,10 +213,12 @@ func Parse(q url.Values) (State, []string) {
 	if !slices.Contains(s.Methods, s.Method) {
 		s.Methods = append([]string{s.Method}, s.Methods...)
 	}
-	s.Ratio = parseFloat(q, "ratio", DefaultRatio, MinRatio, MaxRatio, &msgs)
-	s.Lambda = parseFloat(q, "lambda", DefaultLambda, 0, 1, &msgs)
-	s.Phi = parseFloat(q, "phi", DefaultPhi, 0, 1, &msgs)
-	s.Tau = parseFloat(q, "tau", DefaultTau, MinTau, MaxTau, &msgs)
+	p := s.Params()
+	for _, sl := range wire.Sliders {
+		x := sl.Of(&p)
+		*x = parseFloat(q, sl.Name, *x, sl.Min, sl.Max, &msgs)
+	}
+	s.SetParams(p)
 	if v, ok := get(q, "panel"); ok {
 		if slices.Contains(Panels, v) {
 			s.Panel = v
@@ -248,7 +253,7 @@ func Parse(q url.Values) (State, []string) {
 }
 
 // CleanPrompt makes a prompt text the worker takes: valid UTF-8, no
-// control characters but newline and tab, at most proto.MaxPromptText
+// control characters but newline and tab, at most wire.MaxPromptText
 // bytes (cut at a character). It returns what it repaired ("" when
 // nothing).
 func CleanPrompt(p string) (string, string) {
@@ -267,13 +272,13 @@ func CleanPrompt(p string) (string, string) {
 		why = append(why, "control characters dropped")
 		p = clean
 	}
-	if len(p) > proto.MaxPromptText {
-		cut := proto.MaxPromptText
+	if len(p) > wire.MaxPromptText {
+		cut := wire.MaxPromptText
 		for cut > 0 && !utf8.RuneStart(p[cut]) {
 			cut--
 		}
 		p = p[:cut]
-		why = append(why, fmt.Sprintf("cut to %d bytes", proto.MaxPromptText))
+		why = append(why, fmt.Sprintf("cut to %d bytes", wire.MaxPromptText))
 	}
 	return p, strings.Join(why, ", ")
 }
@@ -375,10 +380,10 @@ func (s State) IsModel() bool {
 	return kind == "model" || kind == "file" && (strings.HasSuffix(low, ".bin") || strings.HasSuffix(low, ".gguf") || strings.HasSuffix(low, "/"))
 }
 
-// PromptRequest is what the view asks a model to run (proto.Prompt; the
+// PromptRequest is what the view asks a model to run (wire.Prompt; the
 // worker fills in the lengths).
-func (s State) PromptRequest() *proto.Prompt {
-	p := &proto.Prompt{Task: s.Task}
+func (s State) PromptRequest() *wire.Prompt {
+	p := &wire.Prompt{Task: s.Task}
 	switch s.Task {
 	case "":
 		p.Text = s.Prompt
@@ -454,22 +459,27 @@ func (s State) EmbedQuery() string {
 }
 
 // Params are the method parameters of the view.
-func (s State) Params() proto.Params {
-	return proto.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
+func (s State) Params() wire.Params {
+	return wire.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
+}
+
+// SetParams sets the method parameters of the view.
+func (s *State) SetParams(p wire.Params) {
+	s.Ratio, s.Lambda, s.Phi, s.Tau = p.Ratio, p.Lambda, p.Phi, p.Tau
 }
 
 // Source says how the worker gets the view's sample. A local file has no
 // Source (nil): its bytes must come from the person's computer.
-func (s State) Source() *proto.Source {
+func (s State) Source() *wire.Source {
 	switch kind, err := SampleKind(s.Sample); {
 	case err != nil || kind == "file":
 		return nil
 	case kind == "url":
-		return &proto.Source{Kind: "url", URL: s.Sample}
+		return &wire.Source{Kind: "url", URL: s.Sample}
 	case kind == "model":
-		return &proto.Source{Kind: "llama", URL: s.Sample, Prompt: s.PromptRequest()}
+		return &wire.Source{Kind: "llama", URL: s.Sample, Prompt: s.PromptRequest()}
 	}
-	return &proto.Source{Kind: "preset", Preset: s.Sample}
+	return &wire.Source{Kind: "preset", Preset: s.Sample}
 }
 
 // Fit makes the view valid for a loaded sample of layers x heads with the

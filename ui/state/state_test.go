@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 func TestParseGood(t *testing.T) {
@@ -50,14 +50,14 @@ func TestParseBad(t *testing.T) {
 		want  func(*State)
 		msg   string // substring of the only message
 	}{
-		{"ratio too small", "ratio=0", func(s *State) { s.Ratio = MinRatio }, "ratio: 0 is outside"},
+		{"ratio too small", "ratio=0", func(s *State) { s.Ratio = wire.RatioSlider.Min }, "ratio: 0 is outside"},
 		{"ratio too large", "ratio=3", func(s *State) { s.Ratio = 1 }, "ratio: 3 is outside"},
 		{"ratio NaN", "ratio=NaN", func(*State) {}, `ratio: "NaN" is not a number`},
 		{"ratio Inf", "ratio=Inf", func(*State) {}, `ratio: "Inf" is not a number`},
 		{"ratio text", "ratio=half", func(*State) {}, `ratio: "half" is not a number`},
 		{"lambda negative", "lambda=-1", func(s *State) { s.Lambda = 0 }, "lambda: -1 is outside"},
 		{"phi above", "phi=1.5", func(s *State) { s.Phi = 1 }, "phi: 1.5 is outside"},
-		{"tau low", "tau=0.1", func(s *State) { s.Tau = MinTau }, "tau: 0.1 is outside"},
+		{"tau low", "tau=0.1", func(s *State) { s.Tau = 0.5 }, "tau: 0.1 is outside"},
 		{"layer text", "layer=x", func(*State) {}, `layer: "x" is not a whole number`},
 		{"layer negative", "layer=-2", func(*State) {}, "layer: -2 is negative"},
 		{"head huge", "head=999999", func(*State) {}, "head: 999999 is too large"},
@@ -128,10 +128,10 @@ func TestLocalFileEncodes(t *testing.T) {
 func TestSource(t *testing.T) {
 	tests := []struct {
 		sample string
-		want   *proto.Source
+		want   *wire.Source
 	}{
-		{"default", &proto.Source{Kind: "preset", Preset: "default"}},
-		{"samples/needle.safetensors", &proto.Source{Kind: "url", URL: "samples/needle.safetensors"}},
+		{"default", &wire.Source{Kind: "preset", Preset: "default"}},
+		{"samples/needle.safetensors", &wire.Source{Kind: "url", URL: "samples/needle.safetensors"}},
 		{"file:x.npy", nil},
 	}
 	for _, tc := range tests {
@@ -278,16 +278,16 @@ func TestModelView(t *testing.T) {
 		name  string
 		query string
 		want  func(*State)
-		req   proto.Prompt
+		req   wire.Prompt
 	}{
-		{"model, own text", "sample=models/kjv3m.bin", func(s *State) { s.Sample = "models/kjv3m.bin" }, proto.Prompt{}},
+		{"model, own text", "sample=models/kjv3m.bin", func(s *State) { s.Sample = "models/kjv3m.bin" }, wire.Prompt{}},
 		{"prompt", "sample=models/kjv3m.bin&prompt=" + url.QueryEscape("  In the beginning\nGod "), func(s *State) {
 			s.Sample, s.Prompt = "models/kjv3m.bin", "  In the beginning\nGod "
-		}, proto.Prompt{Text: "  In the beginning\nGod "}},
+		}, wire.Prompt{Text: "  In the beginning\nGod "}},
 		{"pass key", "sample=models/kjv3m.bin&task=passkey&depth=0.2&prompt=ignored", func(s *State) {
 			s.Sample, s.Task, s.Depth, s.Prompt = "models/kjv3m.bin", "passkey", 0.2, "ignored"
-		}, proto.Prompt{Task: "passkey", Depth: 0.2}},
-		{"copy", "sample=models/stories260K.bin&task=copy", func(s *State) { s.Sample, s.Task = "models/stories260K.bin", "copy" }, proto.Prompt{Task: "copy"}},
+		}, wire.Prompt{Task: "passkey", Depth: 0.2}},
+		{"copy", "sample=models/stories260K.bin&task=copy", func(s *State) { s.Sample, s.Task = "models/stories260K.bin", "copy" }, wire.Prompt{Task: "copy"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -340,7 +340,7 @@ func TestModelViewBad(t *testing.T) {
 		{"depth=x", `depth: "x" is not a number`, func(*State) {}},
 		{"prompt=a%00b%1bc", "control characters dropped", func(s *State) { s.Prompt = "abc" }},
 		{"prompt=a%ffb", "invalid UTF-8 replaced", func(s *State) { s.Prompt = "a\uFFFDb" }},
-		{"prompt=" + strings.Repeat("é", proto.MaxPromptText), "cut to", func(s *State) { s.Prompt = strings.Repeat("é", proto.MaxPromptText/2) }},
+		{"prompt=" + strings.Repeat("é", wire.MaxPromptText), "cut to", func(s *State) { s.Prompt = strings.Repeat("é", wire.MaxPromptText/2) }},
 		{"sample=models/../x.bin", "sample:", func(*State) {}},
 		{"sample=models/kjv3m.safetensors", "not a model in models/", func(*State) {}},
 	}

@@ -7,7 +7,7 @@
 // and a colour legend: the same pixels as haeols heatmap's PNG (package
 // github.com/haeols/haeols/ui/heatmap paints both).
 //
-// It is meant to live in an iframe. Its parent posts proto.Maps messages as
+// It is meant to live in an iframe. Its parent posts wire.Maps messages as
 // {json: "...", buffers: {orig, comp, classes, segments: ArrayBuffer}}; only
 // messages whose source is the parent window and whose origin is the page's
 // own (any origin when the page is sandboxed, as the app embeds it) are
@@ -15,11 +15,11 @@
 // starts, and one that a newer message replaced before then never is. The
 // messages the app relays from its worker carry a key for the head's
 // unchanging part, which comes only with the first message of a key (see
-// ui/proto); this page keeps the last proto.RecentKeys of those parts as
+// wire); this page keeps the last wire.RecentKeys of those parts as
 // the messages arrive. Relayed maps marked ahead are kept by view
-// (proto.Ahead) and drawn only when the parent posts {show: view, seq},
+// (wire.Ahead) and drawn only when the parent posts {show: view, seq},
 // as the maps of seq; maps older than those on screen, or of the view on
-// screen, are not drawn (proto.Screen). The maps ahead of the slider
+// screen, are not drawn (wire.Screen). The maps ahead of the slider
 // positions nearest the one on screen are decoded and painted while the
 // page is idle, so that their show message only puts the painting on
 // screen (prepStore). The renderer posts to its parent:
@@ -66,17 +66,17 @@ import (
 	"github.com/hajimehoshi/ebiten/v2/inpututil"
 
 	"github.com/haeols/haeols/ui/heatmap"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // inbox holds the latest message from the parent, undecoded, until Update
 // takes it.
 type inbox struct {
 	mu    sync.Mutex
-	msg   js.Value // the message's data; undefined when there is none
-	seq   int      // its seq (0: unknown)
-	reset bool     // a double click asked for the whole map
-	at    float64  // when the message arrived (performance.now())
+	msg   js.Value      // the message's data; undefined when there is none
+	env   wire.Envelope // its envelope
+	reset bool          // a double click asked for the whole map
+	at    float64       // when the message arrived (performance.now())
 }
 
 func (b *inbox) askReset() {
@@ -98,31 +98,36 @@ func (b *inbox) takeReset() bool {
 // earlier moves) or the same maps (the worker's maps of a view shown from
 // maps ahead).
 func (b *inbox) put(msg js.Value, at float64) {
-	seq := envSeq(msg)
+	env := envelope(msg)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.msg.Type() == js.TypeObject && seq > 0 && b.seq > 0 && (seq < b.seq || seq == b.seq && envView(msg) == envView(b.msg)) {
+	if b.msg.Type() == js.TypeObject && env.Seq > 0 && b.env.Seq > 0 && (env.Seq < b.env.Seq || env.Seq == b.env.Seq && env.View == b.env.View) {
 		return
 	}
-	b.msg, b.seq, b.at = msg, seq, at
+	b.msg, b.env, b.at = msg, env, at
 }
 
-// envSeq is the seq a message's envelope carries (relayed and shown maps),
-// 0 when it carries none.
-func envSeq(msg js.Value) int {
-	if v := msg.Get("seq"); v.Type() == js.TypeNumber {
-		return v.Int()
+// envelope reads a message's envelope (wire.Envelope).
+func envelope(msg js.Value) wire.Envelope { return wire.ReadEnvelope(jsFields{msg}) }
+
+// jsFields reads a JavaScript object's fields (wire.Fields).
+type jsFields struct{ v js.Value }
+
+func (f jsFields) String(key string) (string, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeString {
+		return x.String(), true
 	}
-	return 0
+	return "", false
 }
 
-// envView is the view a message's envelope names, "" when none.
-func envView(msg js.Value) string {
-	if v := msg.Get("view"); v.Type() == js.TypeString {
-		return v.String()
+func (f jsFields) Number(key string) (float64, bool) {
+	if x := f.v.Get(key); x.Type() == js.TypeNumber {
+		return x.Float(), true
 	}
-	return ""
+	return 0, false
 }
+
+func (f jsFields) Bool(key string) bool { return f.v.Get(key).Truthy() }
 
 func (b *inbox) pending() bool {
 	b.mu.Lock()
@@ -161,8 +166,8 @@ type game struct {
 	dragView heatmap.View
 	posted   heatmap.View // the view last reported to the parent
 	drawnMsg bool
-	screen   proto.Screen // the maps on screen
-	shown    bool         // they came from maps ahead (a show message)
+	screen   wire.Screen // the maps on screen
+	shown    bool        // they came from maps ahead (a show message)
 	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
 	// decoding, and when it arrived (performance.now()).
 	decodeMs, arrived float64
@@ -180,7 +185,7 @@ type game struct {
 
 // prepMax is how many maps ahead the page decodes and paints before the
 // app shows them: the slider positions a drag reaches next (see
-// proto.Ahead.Nearest), two in the direction of the last move and one
+// wire.Ahead.Nearest), two in the direction of the last move and one
 // behind. A show message of a prepared view only hands its painting to
 // the renderer; without it, decoding and painting took 8-25 ms of each
 // drawing in a cold scrub.
@@ -275,7 +280,7 @@ func (g *game) prepStep() {
 		ps.wanted = true
 		return
 	}
-	cur, ok := proto.ViewRatio(g.screen.View)
+	cur, ok := wire.ViewRatio(g.screen.View)
 	if !ok {
 		cur = g.data.Maps.Ratio
 	}
@@ -364,7 +369,7 @@ func (g *game) rehearse() {
 	if w.msg.Type() == js.TypeObject && w.msg.Get("json").Type() == js.TypeString {
 		raw = w.msg.Get("json").String()
 	}
-	var m proto.Maps
+	var m wire.Maps
 	if err := json.Unmarshal([]byte(raw), &m); err == nil && m.Factored && m.Rows == d.Maps.Rows && m.Cols == d.Maps.Cols {
 		bufs := w.msg.Get("buffers")
 		if f, err := heatmap.DecodeFactored(m, bytesOf(bufs, "scale"), bytesOf(bufs, "inv"), bytesOf(bufs, "syn"), bytesOf(bufs, "share"), bytesOf(bufs, "source")); err == nil {
@@ -520,8 +525,8 @@ func (g *game) later(ms float64) {
 // Draw on; a message that does not decode is reported and the maps shown
 // stay.
 func (g *game) take(msg js.Value, at float64) {
-	view, seq := envView(msg), envSeq(msg)
-	show := msg.Get("shown").Truthy()
+	env := envelope(msg)
+	view, seq, show := env.View, env.Seq, env.Shown
 	if g.data != nil && !g.screen.Wants(view, seq) {
 		return // older than the maps on screen, or the same view again
 	}
@@ -566,9 +571,10 @@ func (g *game) take(msg js.Value, at float64) {
 // screen stay prepared (with their painting, when old is it): a drag that
 // turns back reaches them first.
 func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, old *heatmap.Painting) {
-	view, show := envView(msg), msg.Get("shown").Truthy()
-	if r, ok := proto.ViewRatio(view); ok {
-		if prev, ok := proto.ViewRatio(g.screen.View); ok && r != prev {
+	env := envelope(msg)
+	view, show := env.View, env.Shown
+	if r, ok := wire.ViewRatio(view); ok {
+		if prev, ok := wire.ViewRatio(g.screen.View); ok && r != prev {
 			g.prep.dir = math.Copysign(1, r-prev)
 		}
 	}
@@ -586,7 +592,7 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 	g.decodeMs, g.arrived = now()-t0, at
 	// When the worker posted the maps and the app passed them on (relay
 	// messages; on the clock every page shares), for the timings.
-	g.postedAt, g.relayedAt = numberOr(msg.Get("posted_at")), numberOr(msg.Get("relayed_at"))
+	g.postedAt, g.relayedAt = env.PostedAt, env.RelayedAt
 	panels, _ := heatmap.PanelsFor(d.Maps.Panel) // checked by Decode
 	if g.data == nil || g.data.Maps.Rows != d.Maps.Rows || g.data.Maps.Cols != d.Maps.Cols {
 		g.view = heatmap.NewView(d.Maps.Rows, d.Maps.Cols)
@@ -600,7 +606,7 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 		g.warm.msg = msg // rehearse with the latest maps
 		g.later(warmIdleMs)
 	}
-	g.screen, g.shown = proto.Screen{View: view, Seq: d.Maps.Seq}, show
+	g.screen, g.shown = wire.Screen{View: view, Seq: d.Maps.Seq}, show
 	g.relayout()
 }
 
@@ -691,14 +697,6 @@ func (g *game) Layout(outsideW, outsideH int) (int, int) {
 	return w, h
 }
 
-// numberOr returns v as a float, 0 when it is not a number.
-func numberOr(v js.Value) float64 {
-	if v.Type() != js.TypeNumber {
-		return 0
-	}
-	return v.Float()
-}
-
 // post sends msg to the parent window.
 func post(msg map[string]any) {
 	parent := js.Global().Get("parent")
@@ -708,7 +706,7 @@ func post(msg map[string]any) {
 	parent.Call("postMessage", js.ValueOf(msg), "*")
 }
 
-// listen receives proto.Maps messages from the parent window, starting
+// listen receives wire.Maps messages from the parent window, starting
 // with the one heatmap.html kept while the program loaded.
 func listen(in *inbox, wake, prepare func()) {
 	window := js.Global().Get("window")
@@ -730,31 +728,32 @@ func listen(in *inbox, wake, prepare func()) {
 		if data.Type() != js.TypeObject {
 			return nil
 		}
-		if k, b := data.Get("key"), data.Get("buffers"); k.Type() == js.TypeString && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
-			statics.Put(k.String(), data)
+		env := envelope(data)
+		if b := data.Get("buffers"); env.Key != "" && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
+			statics.Put(env.Key, data)
 		}
 		switch {
-		case data.Get("ahead").Truthy():
+		case env.Ahead:
 			// Maps of a view the app may show next: kept, drawn on its
 			// show message (or now, if that came first).
-			view := envView(data)
+			view := env.View
 			ahead.Put(view, data)
 			if waiting.View == view {
 				receive(shown(data, waiting.Seq))
-				waiting = proto.Screen{}
+				waiting = wire.Screen{}
 			} else {
 				prepare()
 			}
-		case data.Get("show").Type() == js.TypeString:
+		case env.Show != "":
 			// The app's view changed to show (its head request seq): draw
 			// the maps sent ahead for it, else wait for them or for the
 			// worker's answer.
-			view, seq := data.Get("show").String(), envSeq(data)
+			view, seq := env.Show, env.Seq
 			if m, ok := ahead.Get(view); ok {
 				receive(shown(m, seq))
-				waiting = proto.Screen{}
+				waiting = wire.Screen{}
 			} else {
-				waiting = proto.Screen{View: view, Seq: seq}
+				waiting = wire.Screen{View: view, Seq: seq}
 			}
 		default:
 			receive(data)
@@ -774,22 +773,22 @@ func listen(in *inbox, wake, prepare func()) {
 	}
 }
 
-// ahead holds the maps sent ahead (proto.Maps.Ahead) by view, and waiting
-// the show message whose maps have not come yet (see ui/proto).
+// ahead holds the maps sent ahead (wire.Maps.Ahead) by view, and waiting
+// the show message whose maps have not come yet (see wire).
 var (
-	ahead   proto.Ahead[js.Value]
-	waiting proto.Screen
+	ahead   wire.Ahead[js.Value]
+	waiting wire.Screen
 )
 
 // shown is a message of maps ahead m to draw as the maps of seq: the same
 // buffers (decoding copies them, so m stays whole for another show).
 func shown(m js.Value, seq int) js.Value {
 	o := js.Global().Get("Object").New()
-	for _, k := range []string{"json", "buffers", "key", "view", "posted_at", "relayed_at"} {
+	for _, k := range []string{"json", "buffers"} {
 		o.Set(k, m.Get(k))
 	}
-	o.Set("seq", seq)
-	o.Set("shown", true)
+	env := envelope(m)
+	wire.Envelope{Key: env.Key, View: env.View, Seq: seq, Shown: true, PostedAt: env.PostedAt, RelayedAt: env.RelayedAt}.Write(o)
 	return o
 }
 
@@ -854,8 +853,8 @@ func bytesOf(bufs js.Value, name string) []byte {
 }
 
 // statics are the messages that came with their key's unchanging part
-// (the worker keeps the same proto.Recent of keys).
-var statics proto.Recent[js.Value]
+// (the worker keeps the same wire.Recent of keys).
+var statics wire.Recent[js.Value]
 
 // missingError is a message's key whose unchanging part this page does
 // not hold.
@@ -877,17 +876,15 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
 		return nil, nil
 	}
-	var m proto.Maps
+	var m wire.Maps
 	if err := json.Unmarshal([]byte(v.Get("json").String()), &m); err != nil {
 		return nil, fmt.Errorf("maps message: %w", err)
 	}
-	if seq := envSeq(v); seq > 0 {
-		m.Seq = seq // maps ahead, shown for the app's request seq
+	env := envelope(v)
+	if env.Seq > 0 {
+		m.Seq = env.Seq // maps ahead, shown for the app's request seq
 	}
-	key := ""
-	if k := v.Get("key"); k.Type() == js.TypeString {
-		key = k.String()
-	}
+	key := env.Key
 	bufs := v.Get("buffers")
 	get := func(name string) js.Value { return bufferOf(bufs, name) }
 	bytesOf := func(name string) []byte { return bytesOf(bufs, name) }
@@ -904,7 +901,7 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 			orig = prev.Orig
 			m.TokenText, m.Needles = prev.Maps.TokenText, prev.Maps.Needles
 		} else if st, ok := statics.Get(key); ok {
-			var sm proto.Maps
+			var sm wire.Maps
 			if err := json.Unmarshal([]byte(st.Get("json").String()), &sm); err != nil {
 				return nil, fmt.Errorf("maps message: %w", err)
 			}

@@ -3,7 +3,7 @@ package worker
 import (
 	"testing"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // BenchmarkDrag is the worker's share of a cold drag of the ratio slider
@@ -22,13 +22,13 @@ func BenchmarkDrag(b *testing.B) {
 		p := defParams
 		// The page's first answer (the analysis, the first plan, both
 		// neighbours prepared) comes before the drag.
-		e.Handle(proto.Request{ID: 1, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2, Maps: true, Direct: true}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: 1, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2, Maps: true, Direct: true}, nil, rc.emit, nil)
 		for e.PrefetchNext() {
 		}
 		b.StartTimer()
 		for r := 29; r >= 10; r-- {
 			p.Ratio = float64(r) / 100
-			e.Handle(proto.Request{ID: 100 + r, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2, Maps: true, Direct: true}, nil, rc.emit, nil)
+			e.Handle(wire.Request{ID: 100 + r, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2, Maps: true, Direct: true}, nil, rc.emit, nil)
 			for e.PrefetchNext() {
 			}
 			moves++

@@ -18,7 +18,7 @@ import (
 	"github.com/haeols/haeols/core/model/quant"
 	"github.com/haeols/haeols/core/model/transformer"
 	"github.com/haeols/haeols/internal/bytemodel"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // checkpointFilesOf are the byte model m written by the project's writers
@@ -67,8 +67,8 @@ func checkpointFilesOf(t testing.TB, m *llama.Model) map[string]map[string][]byt
 }
 
 // checkpointSource is the "checkpoint" source of files.
-func checkpointSource(name string, files map[string][]byte, p *proto.Prompt) *proto.Source {
-	return &proto.Source{Kind: "checkpoint", Name: name, Prompt: p, Files: slices.Sorted(maps.Keys(files))}
+func checkpointSource(name string, files map[string][]byte, p *wire.Prompt) *wire.Source {
+	return &wire.Source{Kind: "checkpoint", Name: name, Prompt: p, Files: slices.Sorted(maps.Keys(files))}
 }
 
 // corePath is what `haeols eval` computes for files: core/model.Decode,
@@ -98,7 +98,7 @@ func corePath(t testing.TB, name string, files map[string][]byte, text string, t
 
 // sameBits compares the worker's answer to core/eval's result to the
 // last bit.
-func sameBits(t *testing.T, what string, got *proto.EvalResult, want *eval.Result) {
+func sameBits(t *testing.T, what string, got *wire.EvalResult, want *eval.Result) {
 	t.Helper()
 	if got.NA != want.NA {
 		t.Errorf("%s %s: na %q, want %q", what, want.Method, got.NA, want.NA)
@@ -121,7 +121,7 @@ func sameBits(t *testing.T, what string, got *proto.EvalResult, want *eval.Resul
 
 // sameInfo reports whether two runs are the same but for the model's
 // name: the prompt, sequence, texts, predictions and free runs.
-func sameInfo(a, b *proto.EvalInfo) bool {
+func sameInfo(a, b *wire.EvalInfo) bool {
 	c, d := *a, *b
 	c.Model = d.Model
 	if math.IsNaN(float64(c.NeedleAcc)) && math.IsNaN(float64(d.NeedleAcc)) {
@@ -131,11 +131,11 @@ func sameInfo(a, b *proto.EvalInfo) bool {
 }
 
 // evalAll asks the engine for methods at p and returns the whole answers.
-func evalAll(t *testing.T, e *Engine, methods []string, p proto.Params) map[string]*proto.EvalResult {
+func evalAll(t *testing.T, e *Engine, methods []string, p wire.Params) map[string]*wire.EvalResult {
 	t.Helper()
 	rc := &recorder{t: t}
-	e.Handle(proto.Request{ID: 2, Op: proto.OpEval, Methods: methods, Params: p}, nil, rc.emit, nil)
-	out := map[string]*proto.EvalResult{}
+	e.Handle(wire.Request{ID: 2, Op: wire.OpEval, Methods: methods, Params: p}, nil, rc.emit, nil)
+	out := map[string]*wire.EvalResult{}
 	for _, s := range rc.out {
 		if s.r.Error != "" {
 			t.Fatalf("eval: %s", s.r.Error)
@@ -151,11 +151,11 @@ func evalAll(t *testing.T, e *Engine, methods []string, p proto.Params) map[stri
 }
 
 // loadCheckpoint loads files as a "checkpoint" source into a new engine.
-func loadCheckpoint(t *testing.T, name string, files map[string][]byte, p *proto.Prompt) (*Engine, proto.Response) {
+func loadCheckpoint(t *testing.T, name string, files map[string][]byte, p *wire.Prompt) (*Engine, wire.Response) {
 	t.Helper()
 	e := &Engine{}
 	rc := &recorder{t: t}
-	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: checkpointSource(name, files, p)}, files, rc.emit, nil)
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: checkpointSource(name, files, p)}, files, rc.emit, nil)
 	r := rc.last()
 	if r.Error != "" || r.Info == nil || r.Info.Eval == nil || !r.Done {
 		t.Fatalf("load %s: %+v", name, r)
@@ -174,13 +174,13 @@ func loadCheckpoint(t *testing.T, name string, files map[string][]byte, p *proto
 func TestLoadCheckpoint(t *testing.T) {
 	m, ckpt, tb := byteModel(t)
 	const text = "The pass key is 123."
-	prompt := &proto.Prompt{Text: text, Tokens: 120, Gen: 12}
+	prompt := &wire.Prompt{Text: text, Tokens: 120, Gen: 12}
 	methods := []string{"hae-ols", "topk", "full", "quant"}
-	p := proto.Params{Ratio: 0.2, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
+	p := wire.Params{Ratio: 0.2, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
 
 	bin := &Engine{}
 	rc := &recorder{t: t}
-	bin.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: prompt}},
+	bin.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: prompt}},
 		map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
 	if r := rc.last(); r.Error != "" || r.Info.Eval == nil {
 		t.Fatalf("load bytes.bin: %+v", r)
@@ -242,7 +242,7 @@ func TestLoadCheckpoint(t *testing.T) {
 			}
 			// A new prompt runs on the kept model.
 			rc := &recorder{t: t}
-			e.Handle(proto.Request{ID: 3, Op: proto.OpPrompt, Prompt: &proto.Prompt{Task: "passkey", Tokens: 300, Depth: 0.5, Gen: 4}}, nil, rc.emit, nil)
+			e.Handle(wire.Request{ID: 3, Op: wire.OpPrompt, Prompt: &wire.Prompt{Task: "passkey", Tokens: 300, Depth: 0.5, Gen: 4}}, nil, rc.emit, nil)
 			if r := rc.last(); r.Error != "" || r.Info == nil || r.Info.Eval == nil || len(r.Info.Eval.Needles) != 5 {
 				t.Errorf("pass-key prompt on %s: %+v", kind, r)
 			}
@@ -277,12 +277,12 @@ func TestLoadCheckpointKJV(t *testing.T) {
 		t.Fatal(err)
 	}
 	const text = "In the beginning God created"
-	prompt := &proto.Prompt{Text: text, Tokens: 96, Gen: 16}
+	prompt := &wire.Prompt{Text: text, Tokens: 96, Gen: 16}
 	methods := []string{"hae-ols", "snapkv"}
-	p := proto.Params{Ratio: 0.3, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
+	p := wire.Params{Ratio: 0.3, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
 	e := &Engine{}
 	rc := &recorder{t: t}
-	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "kjv3m.bin", Tokenizer: "kjv3m.tokenizer.bin", Prompt: prompt}},
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "kjv3m.bin", Tokenizer: "kjv3m.tokenizer.bin", Prompt: prompt}},
 		map[string][]byte{"file": bin, "tokenizer": tb}, rc.emit, nil)
 	if r := rc.last(); r.Error != "" || r.Info.Eval == nil {
 		t.Fatalf("load kjv3m.bin: %+v", r)
@@ -342,7 +342,7 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string][]byte
-		src   func(*proto.Source)
+		src   func(*wire.Source)
 		want  string
 	}{
 		{"no files", map[string][]byte{}, nil, "no files"},
@@ -364,9 +364,9 @@ func TestLoadCheckpointErrors(t *testing.T) {
 			f["tokenizer.json"] = []byte(`{"model": {"type": "WordPiece"}}`)
 			return f
 		}(), nil, "WordPiece"},
-		{"no buffer", map[string][]byte{}, func(s *proto.Source) { s.Files = []string{"bytes.gguf"} }, "bytes.gguf: the message carries no buffer"},
+		{"no buffer", map[string][]byte{}, func(s *wire.Source) { s.Files = []string{"bytes.gguf"} }, "bytes.gguf: the message carries no buffer"},
 		{"a path", map[string][]byte{"../bytes.gguf": g}, nil, "not a file name"},
-		{"twice", map[string][]byte{"bytes.gguf": g}, func(s *proto.Source) { s.Files = []string{"bytes.gguf", "bytes.gguf"} }, "given twice"},
+		{"twice", map[string][]byte{"bytes.gguf": g}, func(s *wire.Source) { s.Files = []string{"bytes.gguf", "bytes.gguf"} }, "given twice"},
 	}
 	e, rc, _ := loaded(t, "tiny")
 	for _, tc := range tests {
@@ -376,7 +376,7 @@ func TestLoadCheckpointErrors(t *testing.T) {
 				tc.src(src)
 			}
 			rc.out = nil
-			e.Handle(proto.Request{Op: proto.OpLoad, Source: src}, tc.files, rc.emit, nil)
+			e.Handle(wire.Request{Op: wire.OpLoad, Source: src}, tc.files, rc.emit, nil)
 			if r := rc.last(); !strings.Contains(r.Error, tc.want) || !r.Done {
 				t.Fatalf("error %q, want it to mention %q", r.Error, tc.want)
 			}
@@ -391,9 +391,9 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	// Too many bytes in all, before anything is decoded (the two buffers
 	// share one array of zeros).
 	big := make([]byte, MaxFileBytes/2+1)
-	src := &proto.Source{Kind: "checkpoint", Name: "big", Files: []string{"config.json", "model.safetensors"}}
+	src := &wire.Source{Kind: "checkpoint", Name: "big", Files: []string{"config.json", "model.safetensors"}}
 	rc.out = nil
-	e.Handle(proto.Request{Op: proto.OpLoad, Source: src}, map[string][]byte{"config.json": big, "model.safetensors": big}, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpLoad, Source: src}, map[string][]byte{"config.json": big, "model.safetensors": big}, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "MiB in all") {
 		t.Errorf("two files over the limit in all: %q", r.Error)
 	}

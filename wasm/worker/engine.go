@@ -1,6 +1,6 @@
 // Package worker is the haeols core in a Web Worker: the same app.wasm
 // that renders the page runs Run when web/worker.js starts it in a worker.
-// It answers the requests of ui/proto: load a sample, the per-head error
+// It answers the requests of wire: load a sample, the per-head error
 // grid (progressively, one KV head at a time), one head in detail with its
 // attention maps, and error vs ratio curves. Head requests overtake a
 // running grid or curve; between KV heads the worker yields to the event
@@ -10,6 +10,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,9 +21,9 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
-	"github.com/haeols/haeols/ui/proto"
-	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 // Limits on what the worker accepts, so that a wrong file gives a message
@@ -37,7 +38,7 @@ const (
 )
 
 // Emit sends one response with its named binary buffers to the page.
-type Emit func(r proto.Response, buffers map[string][]byte)
+type Emit func(r wire.Response, buffers map[string][]byte)
 
 // Check is called between units of long work (one KV head of a grid, one
 // point of a curve). It may answer more urgent requests meanwhile, and
@@ -55,13 +56,13 @@ type Engine struct {
 	// and describes its adapter; with hardwareOnly it refuses a software
 	// adapter before compiling anything. nil means no GPU support in this
 	// build.
-	OpenGPU func(hardwareOnly bool) (core.Accelerator, proto.Compute, error)
+	OpenGPU func(hardwareOnly bool) (core.Accelerator, wire.Compute, error)
 
 	// accel is the device the analyses run on (nil: the CPU). gpuHW and
 	// gpuAny cache the outcome of OpenGPU for "auto" (hardware only) and
 	// "gpu" (any adapter), each tried once.
 	accel         core.Accelerator
-	compute       proto.Compute
+	compute       wire.Compute
 	computeID     int // the latest compute request, answered again if the GPU fails
 	gpuHW, gpuAny gpuTry
 
@@ -72,20 +73,20 @@ type Engine struct {
 	model  *core.Model
 	lm     *lmState // the model of the latest llama load and its prompt's run (nil: none)
 	gen    int      // counts the models: a head's maps key (mapsKey) names its model
-	info   *proto.Info
+	info   *wire.Info
 	caches map[cacheKey]*cacheEntry
 	order  []cacheKey
 	// focus is the last head asked for (layer, query head, method,
 	// parameters): Prefetch compresses around it while the worker is idle.
-	focus    *proto.Request
+	focus    *wire.Request
 	focusKV  int        // focus's KV head
 	prefetch []cacheKey // what Prefetch still has to do for focus
 	// nextUnits is how many of the first prefetch entries PrefetchNext
 	// prepares (see setFocus).
 	nextUnits int
-	// ahead are the views whose maps Prefetch sent ahead (proto.Maps.Ahead)
+	// ahead are the views whose maps Prefetch sent ahead (wire.Maps.Ahead)
 	// to the heatmap page since it last started (aheadResets) or the
-	// views' prefix changed, as the page's proto.Ahead holds them;
+	// views' prefix changed, as the page's wire.Ahead holds them;
 	// aheadBytes their buffers' size (at most aheadMaxBytes).
 	ahead       map[string]bool
 	aheadBytes  int // their buffers' size
@@ -98,13 +99,13 @@ type MapsSink interface {
 	// Ready reports whether there is a receiver.
 	Ready() bool
 	// Holds reports whether the receiver holds the unchanging part of the
-	// maps named key (see ui/proto): the original map, the token texts and
+	// maps named key (see wire): the original map, the token texts and
 	// the needles. It is false when there is no receiver.
 	Holds(key string) bool
 	// Send posts a maps message with its buffers (without "orig" and with
 	// empty TokenText and Needles when the receiver holds key's) and
 	// reports whether it went out.
-	Send(m proto.Maps, key string, bufs map[string][]byte) bool
+	Send(m wire.Maps, key string, bufs map[string][]byte) bool
 	// Resets counts the receiver's (re)starts: it holds nothing after one.
 	Resets() int
 }
@@ -123,7 +124,7 @@ func (e *Engine) mapsKey(layer, head int) string { return fmt.Sprintf("%d/%d/%d"
 type gpuTry struct {
 	done bool
 	acc  core.Accelerator
-	info proto.Compute
+	info wire.Compute
 	err  error
 }
 
@@ -185,41 +186,41 @@ func (e *Engine) evaluate(k cacheKey, g *core.Group, c *core.Cache, hi int) core
 
 // Info returns the loaded sample's description, or nil before the first
 // successful load.
-func (e *Engine) Info() *proto.Info { return e.info }
+func (e *Engine) Info() *wire.Info { return e.info }
 
 // Handle answers one request, emitting progress and result responses. Heavy
 // requests call check between units of work.
-func (e *Engine) Handle(req proto.Request, bufs map[string][]byte, emit Emit, check Check) {
+func (e *Engine) Handle(req wire.Request, bufs map[string][]byte, emit Emit, check Check) {
 	if check == nil {
 		check = func() bool { return false }
 	}
 	fail := func(err error) {
-		emit(proto.Response{ID: req.ID, Op: req.Op, Error: err.Error(), Done: true}, nil)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Error: err.Error(), Done: true}, nil)
 	}
-	if req.Op != proto.OpLoad && req.Op != proto.OpCompute && e.model == nil {
-		fail(fmt.Errorf("%s: no sample loaded yet (send a %q request first)", req.Op, proto.OpLoad))
+	if req.Op != wire.OpLoad && req.Op != wire.OpCompute && e.model == nil {
+		fail(fmt.Errorf("%s: no sample loaded yet (send a %q request first)", req.Op, wire.OpLoad))
 		return
 	}
 	var err error
 	switch req.Op {
-	case proto.OpLoad:
+	case wire.OpLoad:
 		err = e.load(req, bufs, emit)
-	case proto.OpGrid:
+	case wire.OpGrid:
 		err = e.grid(req, emit, check)
-	case proto.OpHead:
+	case wire.OpHead:
 		err = e.head(req, emit, check)
-	case proto.OpCurve:
+	case wire.OpCurve:
 		err = e.curve(req, emit, check)
-	case proto.OpCompute:
+	case wire.OpCompute:
 		err = e.setCompute(req, emit)
-	case proto.OpPrompt:
+	case wire.OpPrompt:
 		err = e.prompt(req, emit)
-	case proto.OpEval:
+	case wire.OpEval:
 		err = e.evalOp(req, emit, check)
 	default:
-		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s, %s, %s, %s)", req.Op, proto.OpLoad, proto.OpGrid, proto.OpHead, proto.OpCurve, proto.OpCompute, proto.OpPrompt, proto.OpEval)
+		err = fmt.Errorf("unknown op %q (known: %s, %s, %s, %s, %s, %s, %s)", req.Op, wire.OpLoad, wire.OpGrid, wire.OpHead, wire.OpCurve, wire.OpCompute, wire.OpPrompt, wire.OpEval)
 	}
-	if err != nil && e.accel != nil && (req.Op == proto.OpGrid || req.Op == proto.OpHead || req.Op == proto.OpCurve) {
+	if err != nil && e.accel != nil && (req.Op == wire.OpGrid || req.Op == wire.OpHead || req.Op == wire.OpCurve) {
 		// The GPU failed (a lost device, a shader the driver rejects):
 		// carry on with the CPU kernels, say so, and answer on the CPU.
 		e.dropGPU(err, emit)
@@ -244,14 +245,21 @@ func (e *Engine) dropGPU(err error, emit Emit) {
 		}
 	}
 	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
-	e.compute = proto.Compute{Device: "cpu", Note: "the GPU failed (" + strings.TrimPrefix(err.Error(), "gpu: ") + "); computing on the CPU."}
+	e.compute = wire.Compute{Device: "cpu", Note: "the GPU failed (" + strings.TrimPrefix(err.Error(), "gpu: ") + "); computing on the CPU."}
 	c := e.compute
-	emit(proto.Response{ID: e.computeID, Op: proto.OpCompute, Compute: &c, Done: true}, nil)
+	emit(wire.Response{ID: e.computeID, Op: wire.OpCompute, Compute: &c, Done: true}, nil)
+}
+
+// DefaultParams are the core's default parameters (core.DefaultRatio,
+// core.DefaultParams) as the pages know them (Info.Defaults).
+func DefaultParams() wire.Params {
+	p := core.DefaultParams(core.DefaultRatio)
+	return wire.Params{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: p.Tau}
 }
 
 // coreParams turns the page's parameters into core.Params (the defaults
 // for sinks, recent window and summaries).
-func coreParams(p proto.Params) core.Params {
+func coreParams(p wire.Params) core.Params {
 	c := core.DefaultParams(p.Ratio)
 	c.Lambda, c.Phi, c.Tau = p.Lambda, p.Phi, p.Tau
 	return c
@@ -259,13 +267,13 @@ func coreParams(p proto.Params) core.Params {
 
 // load replaces the model with the requested sample; on error the previous
 // sample stays loaded.
-func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) error {
+func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error {
 	src := req.Source
 	if src == nil {
 		return errors.New("load: no source given")
 	}
 	progress := func(p float64) {
-		emit(proto.Response{ID: req.ID, Op: req.Op, Progress: p}, nil)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Progress: p}, nil)
 	}
 	var (
 		s    *sample.Sample
@@ -318,13 +326,13 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 		if name, err = e.loadLlama(req, bufs, progress); err != nil {
 			return err
 		}
-		emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 		return nil
 	case "checkpoint":
 		if _, err = e.loadCheckpoint(req, bufs, progress); err != nil {
 			return err
 		}
-		emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 		return nil
 	default:
 		return fmt.Errorf("load: unknown source kind %q (known: preset, url, file, llama, checkpoint)", src.Kind)
@@ -337,14 +345,14 @@ func (e *Engine) load(req proto.Request, bufs map[string][]byte, emit Emit) erro
 	e.lm = nil
 	e.info = infoOf(name, s)
 	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
-	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+	emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 	return nil
 }
 
 // Compute is where the engine computes now.
-func (e *Engine) Compute() proto.Compute {
+func (e *Engine) Compute() wire.Compute {
 	if e.compute.Device == "" {
-		return proto.Compute{Device: "cpu"}
+		return wire.Compute{Device: "cpu"}
 	}
 	return e.compute
 }
@@ -355,9 +363,9 @@ func (e *Engine) Compute() proto.Compute {
 // same numbers many times slower than the CPU kernels). Where the GPU is not
 // used the answer's Note says why. A loaded sample is analysed again on the
 // new device (lazily, head by head, as after a load).
-func (e *Engine) setCompute(req proto.Request, emit Emit) error {
+func (e *Engine) setCompute(req wire.Request, emit Emit) error {
 	var accel core.Accelerator
-	c := proto.Compute{Device: "cpu"}
+	c := wire.Compute{Device: "cpu"}
 	switch req.Compute {
 	case "cpu":
 	case "gpu", "auto":
@@ -380,7 +388,7 @@ func (e *Engine) setCompute(req proto.Request, emit Emit) error {
 		e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
 	}
 	e.accel, e.compute, e.computeID = accel, c, req.ID
-	emit(proto.Response{ID: req.ID, Op: req.Op, Compute: &c, Done: true}, nil)
+	emit(wire.Response{ID: req.ID, Op: req.Op, Compute: &c, Done: true}, nil)
 	return nil
 }
 
@@ -395,7 +403,7 @@ func checkLocalURL(u string) error {
 	return nil
 }
 
-func fileBuffer(src *proto.Source, bufs map[string][]byte) ([]byte, error) {
+func fileBuffer(src *wire.Source, bufs map[string][]byte) ([]byte, error) {
 	data, ok := bufs["file"]
 	switch {
 	case src.Name == "":
@@ -415,15 +423,16 @@ func fileTooLarge(n int64) error {
 	return fmt.Errorf("%d MiB is more than the %d MiB the browser app reads", n>>20, MaxFileBytes>>20)
 }
 
-func infoOf(name string, s *sample.Sample) *proto.Info {
-	in := &proto.Info{
+func infoOf(name string, s *sample.Sample) *wire.Info {
+	in := &wire.Info{
 		Name: name, Model: s.Meta.Model, Source: s.Meta.Source, Description: s.Meta.Description,
 		Layers: s.L, Heads: s.H, KVHeads: s.HKV, Tokens: s.N, Prefix: s.Prefix(), Dim: s.D,
 		TokenText: s.Meta.Tokens, Needles: s.Meta.Needles, NeedleProbes: s.Meta.NeedleProbes,
+		Defaults: DefaultParams(), Sliders: wire.Sliders,
 	}
 	for _, n := range core.MethodNames() {
 		m, _ := core.Lookup(n)
-		in.Methods = append(in.Methods, proto.Method{Name: n, Describe: m.Describe()})
+		in.Methods = append(in.Methods, wire.Method{Name: n, Describe: m.Describe()})
 	}
 	return in
 }
@@ -451,24 +460,38 @@ func (e *Engine) compress(l, kv int, method string, p core.Params) (*core.Cache,
 	return c, err
 }
 
-// cellOf converts core metrics into a grid cell.
-func cellOf(m core.Metrics) proto.Cell {
-	return proto.Cell{
-		Layer: m.Layer, Head: m.Head, Err: proto.Num(m.Err), ErrMax: proto.Num(m.ErrMax),
-		ErrP95: proto.Num(m.ErrP95), ErrCal: proto.Num(m.ErrCal), Cos: proto.Num(m.Cos),
-		Ratio: proto.Num(m.Ratio), NeedleErr: proto.Num(m.NeedleErr), RowEntropy: proto.Num(m.RowEntropy),
+// sweep runs sw on the model (core.Model.Sweep) one job at a time, with
+// the kept caches and their metrics, calling job after each (cell, KV
+// head) job but the last and check after each that job returns false
+// for; it reports false when check or job stopped it (the request is then
+// answered or superseded), and returns the last job.
+func (e *Engine) sweep(sw core.Sweep, check Check, job func(core.SweepJob) bool) ([]core.Cell, core.SweepJob, bool, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last core.SweepJob
+	sw.Workers = 1 // the engine is not safe for concurrent use
+	sw.Compress = func(g *core.Group, method string, p core.Params) (*core.Cache, error) {
+		return e.compress(g.Layer, g.KV, method, p)
 	}
-}
-
-func naCell(l, h int) proto.Cell {
-	nan := proto.Num(math.NaN())
-	return proto.Cell{Layer: l, Head: h, Err: nan, ErrMax: nan, ErrP95: nan, ErrCal: nan, Cos: nan, Ratio: nan, NeedleErr: nan, RowEntropy: nan}
+	sw.Evaluate = func(g *core.Group, method string, p core.Params, c *core.Cache, hi int) core.Metrics {
+		return e.evaluate(cacheKey{g.Layer, g.KV, method, p}, g, c, hi)
+	}
+	sw.Progress = func(j core.SweepJob) {
+		if last = j; j.Done < j.Total && (!job(j) || check()) {
+			cancel()
+		}
+	}
+	cells, err := e.model.Sweep(ctx, sw)
+	if ctx.Err() != nil {
+		return nil, last, false, nil
+	}
+	return cells, last, true, err
 }
 
 // grid answers with one part per KV head (the cells of its query heads),
-// the last one Done with the model's mean error.
-func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
-	s := e.model.Sample
+// the last one Done with the model's mean error; a method that does not
+// fit the ratio, with one part that says why (GridPart.NA).
+func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
 		return fmt.Errorf("grid: %w", err)
@@ -476,35 +499,47 @@ func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("grid: %w", err)
 	}
-	all := make([]core.Metrics, s.L*s.H)
-	groups := s.L * s.HKV
-	for j := 0; j < groups; j++ {
-		if j > 0 && check() {
-			return nil
+	part := func(j core.SweepJob) *wire.GridPart {
+		gp := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: result.Num(math.NaN()), Cells: []core.Metrics{}}
+		if j.Err != nil {
+			gp.NA = j.Err.Error()
 		}
-		l, kv := j/s.HKV, j%s.HKV
-		c, err := e.compress(l, kv, req.Method, p)
-		if errors.Is(err, core.ErrDoesNotFit) {
-			part := &proto.GridPart{Method: req.Method, Ratio: req.Params.Ratio, Cells: []proto.Cell{}, MeanErr: proto.Num(math.NaN()), NA: err.Error()}
-			emit(proto.Response{ID: req.ID, Op: req.Op, Grid: part, Progress: 1, Done: true}, nil)
-			return nil
+		for _, m := range j.Metrics {
+			// A grid cell's numbers only: not its profile and needles.
+			m.Profile, m.Needles = nil, nil
+			gp.Cells = append(gp.Cells, m)
 		}
-		if err != nil {
-			return fmt.Errorf("grid: %w", err)
-		}
-		g, _ := e.model.Group(l, kv)
-		part := &proto.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: proto.Num(math.NaN())}
-		for hi, h := range g.Heads {
-			m := e.evaluate(cacheKey{l, kv, req.Method, p}, g, c, hi)
-			all[l*s.H+h] = m
-			part.Cells = append(part.Cells, cellOf(m))
-		}
-		done := j == groups-1
-		if done {
-			part.MeanErr = proto.Num(core.MeanErr(all))
-		}
-		emit(proto.Response{ID: req.ID, Op: req.Op, Grid: part, Progress: float64(j+1) / float64(groups), Done: done}, nil)
+		return gp
 	}
+	na := func(j core.SweepJob) bool {
+		return errors.Is(j.Err, core.ErrDoesNotFit) || errors.Is(j.Err, core.ErrNeedsKV)
+	}
+	sw := core.Sweep{Ratios: []float64{req.Params.Ratio}, Methods: []string{req.Method},
+		Params: func(float64) (core.Params, error) { return p, nil }}
+	cells, last, whole, err := e.sweep(sw, check, func(j core.SweepJob) bool {
+		if na(j) {
+			// The method does not fit: one answer says so.
+			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part(j), Progress: 1, Done: true}, nil)
+			return false
+		}
+		if j.Err == nil {
+			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part(j), Progress: float64(j.Done) / float64(j.Total)}, nil)
+		}
+		return true
+	})
+	switch {
+	case !whole:
+		return nil
+	case err != nil:
+		return fmt.Errorf("grid: %w", err)
+	}
+	gp := part(last)
+	if c := cells[0]; c.NA != "" {
+		gp.Cells, gp.NA = []core.Metrics{}, c.Cause.Error()
+	} else {
+		gp.MeanErr = result.Num(core.MeanErr(c.Metrics))
+	}
+	emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: 1, Done: true}, nil)
 	return nil
 }
 
@@ -515,7 +550,7 @@ func (e *Engine) grid(req proto.Request, emit Emit, check Check) error {
 // (and kept), a head request that a newer one superseded (check) stops
 // without an answer, or after its numbers: evaluating it and drawing its
 // maps would only delay the newer one.
-func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
+func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
 		return fmt.Errorf("head: %w", err)
@@ -529,8 +564,8 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	}
 	c, err := e.compress(req.Layer, g.KV, req.Method, p)
 	if errors.Is(err, core.ErrDoesNotFit) {
-		hr := &proto.HeadResult{Cell: naCell(req.Layer, req.Head), Method: req.Method, NA: err.Error(), Profile: []proto.Num{}}
-		emit(proto.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, nil)
+		hr := &wire.HeadResult{Method: req.Method, NA: err.Error()}
+		emit(wire.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, nil)
 		return nil
 	}
 	if err != nil {
@@ -545,15 +580,7 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 		// No number shown as if whole: the head's view says why instead.
 		return fmt.Errorf("head: %w", err)
 	}
-	hr := &proto.HeadResult{Cell: cellOf(m), Method: req.Method, Stages: stagesOf(c)}
-	hr.Profile = make([]proto.Num, len(m.Profile))
-	for i, x := range m.Profile {
-		hr.Profile[i] = proto.Num(x)
-	}
-	for _, n := range m.Needles {
-		hr.Needles = append(hr.Needles, proto.Needle{Pos: n.Pos, Class: n.Class.String()})
-	}
-	hr.Model = e.gen
+	hr := &wire.HeadResult{Method: req.Method, Metrics: m, Stages: c.Stages, BudgetBits: c.Budget.Bits(), FullBits: c.Budget.FullBits, Model: e.gen}
 	var bufs map[string][]byte
 	direct := req.Direct && e.Maps != nil && e.Maps.Ready()
 	if req.Maps && !direct {
@@ -563,7 +590,7 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 		// thread, which the numbers keep busy rendering for a while, and
 		// the numbers come right after them.
 		first := *hr
-		emit(proto.Response{ID: req.ID, Op: req.Op, Head: &first}, nil)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Head: &first}, nil)
 		if check() {
 			return nil
 		}
@@ -571,33 +598,22 @@ func (e *Engine) head(req proto.Request, emit Emit, check Check) error {
 	if req.Maps {
 		bufs = e.maps(req, g, c, hi, hr)
 	}
-	emit(proto.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, bufs)
+	emit(wire.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, bufs)
 	return nil
-}
-
-func stagesOf(c *core.Cache) proto.Stages {
-	st := c.Stages
-	return proto.Stages{
-		Sinks: st.Sinks, Recent: st.Recent, Anchors: st.Anchors, Bin: st.Bin, Summaries: st.Summaries,
-		Dropped: st.Dropped, RankK: st.RankK, RankV: st.RankV, EnergyK: st.EnergyK, EnergyV: st.EnergyV,
-		ExtraAnchors: st.ExtraAnchors, ExactBits: st.ExactBits, SummaryBits: st.SummaryBits,
-		BudgetBits: c.Budget.Bits(), FullBits: c.Budget.FullBits, QuantBits: st.QuantBits,
-		LowRank: st.LowRank, FitResidual: st.FitResidual,
-	}
 }
 
 // maps makes the heatmap page's message of the head's attention maps and
 // sends it directly when the request asks for that and a receiver takes
 // it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
 // answer with.
-func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, hr *proto.HeadResult) map[string][]byte {
+func (e *Engine) maps(req wire.Request, g *core.Group, c *core.Cache, hi int, hr *wire.HeadResult) map[string][]byte {
 	if req.Direct && req.Shown != "" && e.heldAhead(req.Shown) && e.Maps.Holds(e.mapsKey(req.Layer, req.Head)) &&
-		req.Shown == proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel) {
+		req.Shown == wire.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel) {
 		// The heatmap page draws these maps from those sent ahead.
 		hr.MapsDirect = true
 		return nil
 	}
-	m, bufs, am := e.mapsMessage(req, g, c, hi, hr.Err)
+	m, bufs, am := e.mapsMessage(req, g, c, hi, result.Num(hr.Metrics.Err))
 	m.Seq = req.ID
 	if req.Direct && e.Maps != nil {
 		key := e.mapsKey(req.Layer, req.Head)
@@ -619,16 +635,16 @@ func (e *Engine) maps(req proto.Request, g *core.Group, c *core.Cache, hi int, h
 // mapsMessage makes the heatmap page's message of the maps of query head
 // hi of g with cache c for the view req asks for (err: the head's error,
 // for the title), without the unchanging part (see withStatic) and Seq.
-func (e *Engine) mapsMessage(req proto.Request, g *core.Group, c *core.Cache, hi int, err proto.Num) (proto.Maps, map[string][]byte, *core.AttentionMaps) {
+func (e *Engine) mapsMessage(req wire.Request, g *core.Group, c *core.Cache, hi int, err result.Num) (wire.Maps, map[string][]byte, *core.AttentionMaps) {
 	am := g.MapsFactored(c, hi)
 	panel := req.Panel
 	if panel == "" {
 		panel = "all"
 	}
-	m := proto.Maps{
-		Title: proto.HeadTitle(req.Layer, req.Head), Method: req.Method, Ratio: req.Params.Ratio, Err: err,
+	m := wire.Maps{
+		Title: wire.HeadTitle(req.Layer, req.Head), Method: req.Method, Ratio: req.Params.Ratio, Err: err,
 		Rows: am.Rows, Cols: am.Cols, Calib: am.Calib, Panel: panel,
-		View: proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel),
+		View: wire.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel),
 	}
 	classes := make([]byte, len(c.Class))
 	for i, cl := range c.Class {
@@ -655,9 +671,9 @@ func (e *Engine) mapsMessage(req proto.Request, g *core.Group, c *core.Cache, hi
 	return m, bufs, am
 }
 
-// aheadMaxBytes is proto.AheadMaxBytes, a variable so that tests can
+// aheadMaxBytes is wire.AheadMaxBytes, a variable so that tests can
 // lower it.
-var aheadMaxBytes = proto.AheadMaxBytes
+var aheadMaxBytes = wire.AheadMaxBytes
 
 // heldAhead reports whether the heatmap page holds the maps of view sent
 // ahead.
@@ -666,7 +682,7 @@ func (e *Engine) heldAhead(view string) bool {
 }
 
 // sendAhead sends the heatmap page the maps of the focused view at the
-// ratio of the prefetched cache k (proto.Maps.Ahead), unless k is not of
+// ratio of the prefetched cache k (wire.Maps.Ahead), unless k is not of
 // the focused view, the page does not want maps ahead or holds them
 // already; it reports whether it sent them.
 func (e *Engine) sendAhead(k cacheKey) bool {
@@ -684,14 +700,14 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 	}
 	req := *f
 	req.Params.Ratio = k.params.Ratio
-	view := proto.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel)
-	if p := proto.ViewPrefix(view); p != e.aheadPrefix || e.ahead == nil {
+	view := wire.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel)
+	if p := wire.ViewPrefix(view); p != e.aheadPrefix || e.ahead == nil {
 		e.ahead, e.aheadBytes, e.aheadPrefix = map[string]bool{}, 0, p
 	}
 	// The page needs the head's original map to draw them: it came with
 	// the focused request's maps, unless the page restarted since.
 	key := e.mapsKey(req.Layer, req.Head)
-	if e.ahead[view] || len(e.ahead) >= proto.AheadMax || e.aheadBytes >= aheadMaxBytes || !e.Maps.Holds(key) {
+	if e.ahead[view] || len(e.ahead) >= wire.AheadMax || e.aheadBytes >= aheadMaxBytes || !e.Maps.Holds(key) {
 		return false
 	}
 	ce, ok := e.caches[k]
@@ -704,7 +720,7 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 		// each would be as large as the map (0.8 MB on the default size).
 		return false
 	}
-	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, proto.Num(e.evaluate(k, g, ce.c, hi).Err))
+	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, result.Num(e.evaluate(k, g, ce.c, hi).Err))
 	m.Ahead = true
 	size := 0
 	for _, b := range bufs {
@@ -723,7 +739,7 @@ func (e *Engine) sendAhead(k cacheKey) bool {
 }
 
 // withStatic adds the unchanging part of a head's maps to m and bufs.
-func withStatic(m *proto.Maps, bufs map[string][]byte, am *core.AttentionMaps, info *proto.Info) {
+func withStatic(m *wire.Maps, bufs map[string][]byte, am *core.AttentionMaps, info *wire.Info) {
 	bufs["orig"] = float32LE(am.Orig)
 	if info != nil {
 		m.TokenText, m.Needles = info.TokenText, info.Needles
@@ -756,8 +772,7 @@ var littleEndian = func() bool {
 // curve answers error vs ratio for each method, for one head (Head >= 0)
 // or the mean over all heads (Head -1). A point where the method does not
 // fit is NaN (null).
-func (e *Engine) curve(req proto.Request, emit Emit, check Check) error {
-	s := e.model.Sample
+func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
 	if len(req.Methods) == 0 || len(req.Ratios) == 0 {
 		return errors.New("curve: give at least one method and one ratio")
 	}
@@ -766,88 +781,40 @@ func (e *Engine) curve(req proto.Request, emit Emit, check Check) error {
 			return fmt.Errorf("curve: %w", err)
 		}
 	}
-	var g *core.Group
-	hi := -1
+	sw := core.Sweep{Ratios: req.Ratios, Methods: req.Methods, Params: func(r float64) (core.Params, error) {
+		pp := req.Params
+		pp.Ratio = r
+		return coreParams(pp), coreParams(pp).Validate()
+	}}
 	if req.Head != -1 {
-		var err error
-		if g, hi, err = e.model.Head(req.Layer, req.Head); err != nil {
-			return fmt.Errorf("curve: %w", err)
-		}
+		sw.Heads = []core.HeadRef{{Layer: req.Layer, Head: req.Head}}
 	}
-	cv := &proto.Curve{Layer: req.Layer, Head: req.Head, Methods: req.Methods, Ratios: req.Ratios, Err: make([][]proto.Num, len(req.Methods))}
-	steps, step := len(req.Methods)*len(req.Ratios), 0
-	for mi, method := range req.Methods {
-		cv.Err[mi] = make([]proto.Num, len(req.Ratios))
-		for ri, r := range req.Ratios {
-			pp := req.Params
-			pp.Ratio = r
-			p := coreParams(pp)
-			if err := p.Validate(); err != nil {
-				return fmt.Errorf("curve: %w", err)
-			}
-			v := math.NaN()
-			if g != nil {
-				c, err := e.compress(req.Layer, g.KV, method, p)
-				switch {
-				case err == nil:
-					v = e.evaluate(cacheKey{req.Layer, g.KV, method, p}, g, c, hi).Err
-				case !errors.Is(err, core.ErrDoesNotFit):
-					return fmt.Errorf("curve: %w", err)
-				}
-			} else {
-				all := make([]core.Metrics, s.L*s.H)
-				fits := true
-				for j := 0; j < s.L*s.HKV; j++ {
-					if j > 0 && check() {
-						return nil
-					}
-					l, kv := j/s.HKV, j%s.HKV
-					c, err := e.compress(l, kv, method, p)
-					if errors.Is(err, core.ErrDoesNotFit) {
-						fits = false
-						break
-					}
-					if err != nil {
-						return fmt.Errorf("curve: %w", err)
-					}
-					gr, _ := e.model.Group(l, kv)
-					for i, h := range gr.Heads {
-						all[l*s.H+h] = e.evaluate(cacheKey{l, kv, method, p}, gr, c, i)
-					}
-				}
-				if fits {
-					v = core.MeanErr(all)
-				}
-			}
-			cv.Err[mi][ri] = proto.Num(v)
-			step++
-			if step < steps && check() {
-				return nil
+	cells, _, whole, err := e.sweep(sw, check, func(core.SweepJob) bool { return true })
+	switch {
+	case !whole:
+		return nil
+	case err != nil:
+		return fmt.Errorf("curve: %w", err)
+	}
+	cv := &wire.Curve{Layer: req.Layer, Head: req.Head, Methods: req.Methods, Ratios: req.Ratios, Err: make([][]result.Num, len(req.Methods))}
+	for mi := range req.Methods {
+		cv.Err[mi] = make([]result.Num, len(req.Ratios))
+		for ri := range req.Ratios {
+			// The cells are ratio-major.
+			c := cells[ri*len(req.Methods)+mi]
+			cv.Err[mi][ri] = result.Num(math.NaN())
+			if c.NA == "" {
+				cv.Err[mi][ri] = result.Num(core.MeanErr(c.Metrics))
 			}
 		}
 	}
-	emit(proto.Response{ID: req.ID, Op: req.Op, Curve: cv, Progress: 1, Done: true}, nil)
+	emit(wire.Response{ID: req.ID, Op: req.Op, Curve: cv, Progress: 1, Done: true}, nil)
 	return nil
 }
 
-// PrefetchSteps is the number of slider steps per unit ratio that Prefetch
-// anticipates: ratios k/100, computed by division so that they are the same
-// float64 as a slider's "0.31" parsed.
-const PrefetchSteps = 100
-
-// paramSliders are the page's sliders of the HAE-OLS parameters: their
-// steps per unit (the reciprocal of the step attribute in ui/root.vugu, so
-// that a prefetched value is the one the slider gives) and range.
-var paramSliders = []struct {
-	name   string
-	get    func(p *proto.Params) *float64
-	steps  float64
-	lo, hi float64
-}{
-	{"lambda", func(p *proto.Params) *float64 { return &p.Lambda }, 20, 0, 1},
-	{"phi", func(p *proto.Params) *float64 { return &p.Phi }, 20, 0, 1},
-	{"tau", func(p *proto.Params) *float64 { return &p.Tau }, 200, state.MinTau, state.MaxTau},
-}
+// ratioSteps is the number of the ratio slider's steps per unit that
+// Prefetch anticipates (wire.Slider.PerUnit).
+var ratioSteps = wire.RatioSlider.PerUnit()
 
 // prefetchSpan is how many slider steps ahead of the focus (in the
 // direction of the last move) Prefetch prepares for the focused KV head;
@@ -860,7 +827,7 @@ const prefetchSpan = 12
 // direction the ratio last moved (upwards at first), then every other KV
 // head (for the grid) at the nearest ones, then every KV head at the
 // current ratio (the grid may not have been asked yet).
-func (e *Engine) setFocus(req proto.Request, kv int) {
+func (e *Engine) setFocus(req wire.Request, kv int) {
 	f := e.focus
 	sameView := f != nil && f.Layer == req.Layer && f.Head == req.Head && f.Method == req.Method &&
 		f.Params.Lambda == req.Params.Lambda && f.Params.Phi == req.Params.Phi && f.Params.Tau == req.Params.Tau &&
@@ -872,7 +839,7 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	if sameView {
 		// The last move's size in slider steps: a person dragging fast
 		// moves several at a time, and the next move likely as many.
-		d := math.Round((req.Params.Ratio - f.Params.Ratio) * PrefetchSteps)
+		d := math.Round((req.Params.Ratio - f.Params.Ratio) * ratioSteps)
 		if d < 0 {
 			dir = -1
 		}
@@ -882,11 +849,11 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	e.focus, e.focusKV = &r, kv
 	e.prefetch = e.prefetch[:0]
 	s := e.model.Sample
-	base := math.Round(req.Params.Ratio * PrefetchSteps)
+	base := math.Round(req.Params.Ratio * ratioSteps)
 	add := func(l, kv int, steps float64) {
 		pp := req.Params
-		pp.Ratio = (base + steps) / PrefetchSteps
-		if pp.Ratio >= state.MinRatio && pp.Ratio <= state.MaxRatio {
+		pp.Ratio = (base + steps) / ratioSteps
+		if pp.Ratio >= wire.RatioSlider.Min && pp.Ratio <= wire.RatioSlider.Max {
 			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
 		}
 	}
@@ -926,16 +893,17 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	// the parameters the method reads: a person stepping one of them finds
 	// the next position ready (a new lambda costs a new HAE order, about
 	// 80 ms in wasm on the default sample).
-	for _, ps := range paramSliders {
-		if !core.Tunes(req.Method, ps.name) {
+	for _, ps := range wire.Sliders {
+		if ps.Name == wire.RatioSlider.Name || !core.Tunes(req.Method, ps.Name) {
 			continue
 		}
-		cur := *ps.get(&req.Params)
-		base := math.Round(cur * ps.steps)
+		cur := *ps.Of(&req.Params)
+		steps := ps.PerUnit()
+		base := math.Round(cur * steps)
 		for _, k := range []float64{1, -1, 2, -2} {
 			pp := req.Params
-			if x := (base + k) / ps.steps; x >= ps.lo && x <= ps.hi && x != cur {
-				*ps.get(&pp) = x
+			if x := (base + k) / steps; x >= ps.Min && x <= ps.Max && x != cur {
+				*ps.Of(&pp) = x
 				e.prefetch = append(e.prefetch, cacheKey{req.Layer, kv, req.Method, coreParams(pp)})
 			}
 		}
@@ -956,7 +924,7 @@ func (e *Engine) setFocus(req proto.Request, kv int) {
 	// first: once the worker has been idle for a few seconds, scrubbing
 	// anywhere only evaluates kept caches (Prefetch skips those already
 	// made).
-	for k := prefetchSpan + 1; k <= PrefetchSteps; k++ {
+	for k := prefetchSpan + 1; float64(k) <= ratioSteps; k++ {
 		add(req.Layer, kv, dir*float64(k))
 		add(req.Layer, kv, -dir*float64(k-prefetchSpan/2))
 	}

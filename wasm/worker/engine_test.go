@@ -22,12 +22,11 @@ import (
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/ui/heatmap"
-	"github.com/haeols/haeols/ui/proto"
-	"github.com/haeols/haeols/ui/state"
+	"github.com/haeols/haeols/wire"
 )
 
 type sent struct {
-	r    proto.Response
+	r    wire.Response
 	bufs map[string][]byte
 }
 
@@ -38,27 +37,27 @@ type recorder struct {
 	out []sent
 }
 
-func (rc *recorder) emit(r proto.Response, bufs map[string][]byte) {
+func (rc *recorder) emit(r wire.Response, bufs map[string][]byte) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		rc.t.Fatalf("marshal %+v: %v", r, err)
 	}
-	var back proto.Response
+	var back wire.Response
 	if err := json.Unmarshal(b, &back); err != nil {
 		rc.t.Fatalf("unmarshal %s: %v", b, err)
 	}
 	rc.out = append(rc.out, sent{back, bufs})
 }
 
-func (rc *recorder) last() proto.Response { return rc.out[len(rc.out)-1].r }
+func (rc *recorder) last() wire.Response { return rc.out[len(rc.out)-1].r }
 
-var defParams = proto.Params{Ratio: 0.3, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
+var defParams = wire.Params{Ratio: 0.3, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
 
 func loaded(t testing.TB, preset string) (*Engine, *recorder, *core.Model) {
 	t.Helper()
 	e := &Engine{}
 	rc := &recorder{t: t}
-	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: preset}}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: preset}}, nil, rc.emit, nil)
 	r := rc.last()
 	if r.Error != "" || r.Info == nil || !r.Done {
 		t.Fatalf("load %s: %+v", preset, r)
@@ -78,6 +77,23 @@ func loaded(t testing.TB, preset string) (*Engine, *recorder, *core.Model) {
 	return e, rc, m
 }
 
+// TestInfoDefaults: a load's answer brings the core's default parameters
+// and the sliders' ranges, which the embed page has from nowhere else.
+func TestInfoDefaults(t *testing.T) {
+	e, _, _ := loaded(t, "tiny")
+	in := e.Info()
+	d := core.DefaultParams(core.DefaultRatio)
+	if want := (wire.Params{Ratio: d.Ratio, Lambda: d.Lambda, Phi: d.Phi, Tau: d.Tau}); in.Defaults != want {
+		t.Errorf("defaults %+v, core's are %+v", in.Defaults, want)
+	}
+	if !reflect.DeepEqual(in.Sliders, wire.Sliders) {
+		t.Errorf("sliders %+v, want %+v", in.Sliders, wire.Sliders)
+	}
+	if err := coreParams(in.Defaults).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestGridMatchesCore(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
 	for _, method := range []string{"hae-ols", "topk", "streaming", "quant"} {
@@ -85,7 +101,7 @@ func TestGridMatchesCore(t *testing.T) {
 			rc.out = nil
 			p := defParams
 			p.Ratio = ratio
-			e.Handle(proto.Request{ID: 2, Op: proto.OpGrid, Method: method, Params: p}, nil, rc.emit, nil)
+			e.Handle(wire.Request{ID: 2, Op: wire.OpGrid, Method: method, Params: p}, nil, rc.emit, nil)
 			r := rc.last()
 			if r.Error != "" || !r.Done || r.Grid == nil {
 				t.Fatalf("%s %v: %+v", method, ratio, r)
@@ -100,7 +116,7 @@ func TestGridMatchesCore(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %v: core: %v", method, ratio, err)
 			}
-			var cells []proto.Cell
+			var cells []core.Metrics
 			for _, s := range rc.out {
 				cells = append(cells, s.r.Grid.Cells...)
 			}
@@ -109,7 +125,7 @@ func TestGridMatchesCore(t *testing.T) {
 			}
 			for _, c := range cells {
 				want := native[c.Layer*m.Sample.H+c.Head]
-				if float64(c.Err) != want.Err || float64(c.Cos) != want.Cos || float64(c.Ratio) != want.Ratio {
+				if c.Err != want.Err || c.Cos != want.Cos || c.Ratio != want.Ratio || c.Profile != nil {
 					t.Errorf("%s %v L%d H%d: err %v cos %v ratio %v, core %v %v %v", method, ratio, c.Layer, c.Head, c.Err, c.Cos, c.Ratio, want.Err, want.Cos, want.Ratio)
 				}
 			}
@@ -122,7 +138,7 @@ func TestGridMatchesCore(t *testing.T) {
 
 func TestHeadMaps(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
-	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1, Maps: true}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 3, Op: wire.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1, Maps: true}, nil, rc.emit, nil)
 	s := rc.out[len(rc.out)-1]
 	h := s.r.Head
 	if s.r.Error != "" || h == nil || !s.r.Done {
@@ -133,15 +149,15 @@ func TestHeadMaps(t *testing.T) {
 		t.Fatalf("%d answers, want the numbers before the maps", len(rc.out))
 	}
 	if n := rc.out[len(rc.out)-2]; n.r.ID != 3 || n.r.Done || n.r.Head == nil || len(n.bufs) != 0 ||
-		n.r.Head.Err != h.Err || n.r.Head.Stages != h.Stages || n.r.Head.Maps != nil || !slices.Equal(n.r.Head.Profile, h.Profile) {
+		n.r.Head.Metrics.Err != h.Metrics.Err || n.r.Head.Stages != h.Stages || n.r.Head.Maps != nil || !slices.Equal(n.r.Head.Metrics.Profile, h.Metrics.Profile) {
 		t.Errorf("partial answer %+v (%d buffers), want the final one's numbers without maps", n.r, len(n.bufs))
 	}
 	met, c, err := m.Run("hae-ols", coreParams(defParams), 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if float64(h.Err) != met.Err || len(h.Profile) != len(met.Profile) || h.Stages.Summaries != c.Stages.Summaries {
-		t.Errorf("head err %v profile %d summaries %d, core %v %d %d", h.Err, len(h.Profile), h.Stages.Summaries, met.Err, len(met.Profile), c.Stages.Summaries)
+	if !reflect.DeepEqual(h.Metrics, met) || h.Stages != c.Stages || h.BudgetBits != c.Budget.Bits() || h.FullBits != c.Budget.FullBits {
+		t.Errorf("head %+v, stages %+v, bits %d of %d; core %+v, %+v, %d of %d", h.Metrics, h.Stages, h.BudgetBits, h.FullBits, met, c.Stages, c.Budget.Bits(), c.Budget.FullBits)
 	}
 	g, hi, _ := m.Head(0, 1)
 	am := g.Maps(c, hi)
@@ -152,7 +168,7 @@ func TestHeadMaps(t *testing.T) {
 	if mp.Rows != am.Rows || mp.Cols != am.Cols || mp.Calib != am.Calib {
 		t.Fatalf("geometry %dx%d/%d, core %dx%d/%d", mp.Rows, mp.Cols, mp.Calib, am.Rows, am.Cols, am.Calib)
 	}
-	if mp.Title != proto.HeadTitle(0, 1) || mp.Method != "hae-ols" || mp.Ratio != defParams.Ratio || mp.Err != h.Err || mp.Panel != "all" || mp.Seq != 3 ||
+	if mp.Title != wire.HeadTitle(0, 1) || mp.Method != "hae-ols" || mp.Ratio != defParams.Ratio || float64(mp.Err) != h.Metrics.Err || mp.Panel != "all" || mp.Seq != 3 ||
 		!slices.Equal(mp.TokenText, e.Info().TokenText) || !slices.Equal(mp.Needles, e.Info().Needles) {
 		t.Errorf("maps message %+v", mp)
 	}
@@ -197,11 +213,11 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 	}
 	e := &Engine{}
 	rc := &recorder{t: t}
-	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "attn_f64.safetensors"}}, map[string][]byte{"file": raw}, rc.emit, nil)
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: "attn_f64.safetensors"}}, map[string][]byte{"file": raw}, rc.emit, nil)
 	if r := rc.last(); r.Error != "" || !r.Done {
 		t.Fatalf("load: %+v", r)
 	}
-	e.Handle(proto.Request{ID: 2, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 0, Head: 0, Maps: true}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 2, Op: wire.OpHead, Method: "topk", Params: defParams, Layer: 0, Head: 0, Maps: true}, nil, rc.emit, nil)
 	s := rc.out[len(rc.out)-1]
 	if s.r.Error != "" || s.r.Head == nil || s.r.Head.Maps == nil {
 		t.Fatalf("head: %+v", s.r)
@@ -228,7 +244,7 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 	// each would be the whole map.
 	k := &sink{}
 	e.Maps = k
-	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 0, Head: 0, Maps: true, Direct: true}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 3, Op: wire.OpHead, Method: "topk", Params: defParams, Layer: 0, Head: 0, Maps: true, Direct: true}, nil, rc.emit, nil)
 	if len(k.sent) != 1 || k.sent[0].m.Factored {
 		t.Fatalf("%d maps relayed, want the whole map once", len(k.sent))
 	}
@@ -242,14 +258,14 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 // sink is a MapsSink that records what it is sent, holding keys as the
 // heatmap page does.
 type sink struct {
-	held   proto.Recent[struct{}]
+	held   wire.Recent[struct{}]
 	sent   []sinkMsg
 	down   bool // refuses to send
 	resets int
 }
 
 type sinkMsg struct {
-	m    proto.Maps
+	m    wire.Maps
 	key  string
 	bufs map[string][]byte
 }
@@ -269,7 +285,7 @@ func (k *sink) Holds(key string) bool {
 	return ok && !k.down
 }
 
-func (k *sink) Send(m proto.Maps, key string, bufs map[string][]byte) bool {
+func (k *sink) Send(m wire.Maps, key string, bufs map[string][]byte) bool {
 	if k.down {
 		return false
 	}
@@ -289,11 +305,11 @@ func TestHeadMapsDirect(t *testing.T) {
 	k := &sink{}
 	e.Maps = k
 	id := 10
-	head := func(layer, h int, ratio float64, direct bool) *proto.HeadResult {
+	head := func(layer, h int, ratio float64, direct bool) *wire.HeadResult {
 		id++
 		p := defParams
 		p.Ratio = ratio
-		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: layer, Head: h, Maps: true, Direct: direct, Panel: "comp"}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: id, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: layer, Head: h, Maps: true, Direct: direct, Panel: "comp"}, nil, rc.emit, nil)
 		r := rc.last()
 		if r.Error != "" || r.Head == nil || !r.Done {
 			t.Fatalf("head %d/%d: %+v", layer, h, r)
@@ -318,7 +334,7 @@ func TestHeadMapsDirect(t *testing.T) {
 	}
 	for i, st := range steps {
 		if st.newModel {
-			e.Handle(proto.Request{ID: 99, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+			e.Handle(wire.Request{ID: 99, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
 		}
 		k.down = st.down
 		n, answers := len(k.sent), len(rc.out)
@@ -328,7 +344,7 @@ func TestHeadMapsDirect(t *testing.T) {
 		if want := map[bool]int{true: 1, false: 2}[st.direct && !st.down]; len(rc.out)-answers != want {
 			t.Errorf("step %d: %d answers, want %d", i, len(rc.out)-answers, want)
 		}
-		var m proto.Maps
+		var m wire.Maps
 		var bufs map[string][]byte
 		if st.direct && !st.down {
 			if !hr.MapsDirect || hr.Maps != nil || len(k.sent) != n+1 || len(rc.out[len(rc.out)-1].bufs) != 0 {
@@ -349,7 +365,7 @@ func TestHeadMapsDirect(t *testing.T) {
 		if hasOrig != st.static || (len(m.TokenText) > 0) != st.static {
 			t.Errorf("step %d: orig %v, %d token texts; want the unchanging part %v", i, hasOrig, len(m.TokenText), st.static)
 		}
-		if m.Seq != id || m.Panel != "comp" || m.Ratio != st.ratio || m.Title != proto.HeadTitle(st.layer, st.head) || !m.Factored || len(bufs["scale"]) != 4*m.Rows || len(bufs["source"]) != 4*m.Cols {
+		if m.Seq != id || m.Panel != "comp" || m.Ratio != st.ratio || m.Title != wire.HeadTitle(st.layer, st.head) || !m.Factored || len(bufs["scale"]) != 4*m.Rows || len(bufs["source"]) != 4*m.Cols {
 			t.Errorf("step %d: message %+v with %d scale and %d source bytes", i, m, len(bufs["scale"]), len(bufs["source"]))
 		}
 	}
@@ -360,7 +376,7 @@ func TestCurve(t *testing.T) {
 	ratios := []float64{0.1, 0.3, 0.6}
 	methods := []string{"hae-ols", "quant"}
 	for _, head := range []int{1, -1} {
-		e.Handle(proto.Request{ID: 4, Op: proto.OpCurve, Methods: methods, Ratios: ratios, Params: defParams, Layer: 0, Head: head}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: 4, Op: wire.OpCurve, Methods: methods, Ratios: ratios, Params: defParams, Layer: 0, Head: head}, nil, rc.emit, nil)
 		cv := rc.last().Curve
 		if cv == nil {
 			t.Fatalf("head %d: %+v", head, rc.last())
@@ -404,23 +420,23 @@ func TestLoadErrors(t *testing.T) {
 	good := safetensorsOf(t, "tiny")
 	tests := []struct {
 		name string
-		req  proto.Request
+		req  wire.Request
 		bufs map[string][]byte
 		want string // substring of the error; "" for success
 	}{
-		{"file ok", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "tiny.safetensors"}}, map[string][]byte{"file": good}, ""},
-		{"broken file", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "broken.safetensors"}}, map[string][]byte{"file": good[:100]}, "broken.safetensors"},
-		{"no buffer", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "file", Name: "x.npy"}}, nil, "no buffer"},
-		{"not a checkpoint", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "model.bin"}}, map[string][]byte{"file": []byte("hello, this is no checkpoint at all")}, "model.bin"},
-		{"unknown preset", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "nope"}}, nil, "nope"},
-		{"absolute url", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "url", URL: "https://example.com/x.safetensors"}}, nil, "relative"},
-		{"rooted url", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "url", URL: "//example.com/x"}}, nil, "relative"},
-		{"no source", proto.Request{Op: proto.OpLoad}, nil, "no source"},
-		{"bad kind", proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "ftp"}}, nil, "ftp"},
-		{"unknown op", proto.Request{Op: "dance"}, nil, "dance"},
-		{"unknown method", proto.Request{Op: proto.OpGrid, Method: "magic", Params: defParams}, nil, "magic"},
-		{"bad ratio", proto.Request{Op: proto.OpHead, Method: "topk", Params: proto.Params{Ratio: 2, Tau: 1}}, nil, "ratio"},
-		{"bad head", proto.Request{Op: proto.OpHead, Method: "topk", Params: defParams, Head: 9}, nil, "head 9"},
+		{"file ok", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: "tiny.safetensors"}}, map[string][]byte{"file": good}, ""},
+		{"broken file", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: "broken.safetensors"}}, map[string][]byte{"file": good[:100]}, "broken.safetensors"},
+		{"no buffer", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: "x.npy"}}, nil, "no buffer"},
+		{"not a checkpoint", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "model.bin"}}, map[string][]byte{"file": []byte("hello, this is no checkpoint at all")}, "model.bin"},
+		{"unknown preset", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "nope"}}, nil, "nope"},
+		{"absolute url", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "url", URL: "https://example.com/x.safetensors"}}, nil, "relative"},
+		{"rooted url", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "url", URL: "//example.com/x"}}, nil, "relative"},
+		{"no source", wire.Request{Op: wire.OpLoad}, nil, "no source"},
+		{"bad kind", wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "ftp"}}, nil, "ftp"},
+		{"unknown op", wire.Request{Op: "dance"}, nil, "dance"},
+		{"unknown method", wire.Request{Op: wire.OpGrid, Method: "magic", Params: defParams}, nil, "magic"},
+		{"bad ratio", wire.Request{Op: wire.OpHead, Method: "topk", Params: wire.Params{Ratio: 2, Tau: 1}}, nil, "ratio"},
+		{"bad head", wire.Request{Op: wire.OpHead, Method: "topk", Params: defParams, Head: 9}, nil, "head 9"},
 	}
 	e, rc, _ := loaded(t, "tiny")
 	for _, tc := range tests {
@@ -437,7 +453,7 @@ func TestLoadErrors(t *testing.T) {
 			}
 			// The engine keeps working with what it had.
 			rc.out = nil
-			e.Handle(proto.Request{Op: proto.OpHead, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
+			e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
 			if h := rc.last(); h.Error != "" || h.Head == nil {
 				t.Fatalf("head after %s: %+v", tc.name, h)
 			}
@@ -447,25 +463,25 @@ func TestLoadErrors(t *testing.T) {
 
 func TestNotLoaded(t *testing.T) {
 	rc := &recorder{t: t}
-	(&Engine{}).Handle(proto.Request{Op: proto.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
+	(&Engine{}).Handle(wire.Request{Op: wire.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
 	if !strings.Contains(rc.last().Error, "no sample loaded") {
 		t.Fatalf("error %q", rc.last().Error)
 	}
 }
 
 func TestQueue(t *testing.T) {
-	req := func(id int, op string) proto.Request { return proto.Request{ID: id, Op: op} }
+	req := func(id int, op string) wire.Request { return wire.Request{ID: id, Op: op} }
 	tests := []struct {
 		name string
-		push []proto.Request
+		push []wire.Request
 		want []int // ids in the order Next returns them
 	}{
-		{"head overtakes grid", []proto.Request{req(1, "grid"), req(2, "head")}, []int{2, 1}},
-		{"newer replaces older", []proto.Request{req(1, "head"), req(2, "grid"), req(3, "head")}, []int{3, 2}},
-		{"load is a barrier", []proto.Request{req(1, "grid"), req(2, "load"), req(3, "head")}, []int{1, 2, 3}},
-		{"curve before grid", []proto.Request{req(1, "grid"), req(2, "curve")}, []int{2, 1}},
-		{"compute is a barrier", []proto.Request{req(1, "grid"), req(2, "compute"), req(3, "head")}, []int{1, 2, 3}},
-		{"after load by priority", []proto.Request{req(1, "load"), req(2, "grid"), req(3, "curve"), req(4, "head")}, []int{1, 4, 3, 2}},
+		{"head overtakes grid", []wire.Request{req(1, "grid"), req(2, "head")}, []int{2, 1}},
+		{"newer replaces older", []wire.Request{req(1, "head"), req(2, "grid"), req(3, "head")}, []int{3, 2}},
+		{"load is a barrier", []wire.Request{req(1, "grid"), req(2, "load"), req(3, "head")}, []int{1, 2, 3}},
+		{"curve before grid", []wire.Request{req(1, "grid"), req(2, "curve")}, []int{2, 1}},
+		{"compute is a barrier", []wire.Request{req(1, "grid"), req(2, "compute"), req(3, "head")}, []int{1, 2, 3}},
+		{"after load by priority", []wire.Request{req(1, "load"), req(2, "grid"), req(3, "curve"), req(4, "head")}, []int{1, 4, 3, 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -498,14 +514,14 @@ func TestWorkerInterleaves(t *testing.T) {
 	w.Yield = func() {
 		yields++
 		if yields == 1 {
-			q.Push(proto.Request{ID: 11, Op: proto.OpHead, Method: "topk", Params: defParams, Layer: 2, Head: 3}, nil)
+			q.Push(wire.Request{ID: 11, Op: wire.OpHead, Method: "topk", Params: defParams, Layer: 2, Head: 3}, nil)
 		}
 		if !pushed && slices.ContainsFunc(rc.out, func(a sent) bool { return a.r.ID == 11 }) {
 			pushed = true
-			q.Push(proto.Request{ID: 12, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil)
+			q.Push(wire.Request{ID: 12, Op: wire.OpGrid, Method: "topk", Params: defParams}, nil)
 		}
 	}
-	w.run(item{req: proto.Request{ID: 10, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}})
+	w.run(item{req: wire.Request{ID: 10, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}})
 	var ids []int
 	for _, s := range rc.out {
 		ids = append(ids, s.r.ID)
@@ -527,7 +543,7 @@ func TestPrefetch(t *testing.T) {
 		t.Fatal("prefetch with nothing in focus did work")
 	}
 	p := defParams
-	e.Handle(proto.Request{Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
 	n := 0
 	for e.Prefetch() {
 		n++
@@ -536,11 +552,11 @@ func TestPrefetch(t *testing.T) {
 	// was made by the request) and, at this ratio, two steps either way of
 	// lambda (0.25) and phi (0.25) and two down of tau (1, its top), then
 	// nothing else: the tiny preset has one KV head.
-	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
+	steps := int(math.Round((wire.RatioSlider.Max - wire.RatioSlider.Min) * ratioSteps))
 	if n != steps+10 {
 		t.Fatalf("prefetched %d caches, want %d", n, steps+10)
 	}
-	for _, pp := range []proto.Params{
+	for _, pp := range []wire.Params{
 		{Ratio: p.Ratio, Lambda: 0.15, Phi: p.Phi, Tau: p.Tau}, {Ratio: p.Ratio, Lambda: 0.35, Phi: p.Phi, Tau: p.Tau},
 		{Ratio: p.Ratio, Lambda: p.Lambda, Phi: 0.2, Tau: p.Tau}, {Ratio: p.Ratio, Lambda: p.Lambda, Phi: 0.3, Tau: p.Tau},
 		{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: 0.995}, {Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: 0.99},
@@ -551,14 +567,14 @@ func TestPrefetch(t *testing.T) {
 	}
 	for k := 0; k <= steps; k++ {
 		pp := p
-		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+k) / PrefetchSteps
+		pp.Ratio = float64(int(math.Round(wire.RatioSlider.Min*ratioSteps))+k) / ratioSteps
 		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
 			t.Errorf("ratio %v not prefetched", pp.Ratio)
 		}
 	}
 	// A method that reads none of the parameters gets no neighbours of
 	// them.
-	e.Handle(proto.Request{Op: proto.OpHead, Method: "topk", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpHead, Method: "topk", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
 	for _, k := range e.prefetch {
 		if k.params.Lambda != p.Lambda || k.params.Phi != p.Phi || k.params.Tau != p.Tau {
 			t.Fatalf("topk: prefetch of %+v", k.params)
@@ -566,7 +582,7 @@ func TestPrefetch(t *testing.T) {
 	}
 	// Moving down turns the plan around.
 	p.Ratio = 0.29
-	e.Handle(proto.Request{Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
 	for e.Prefetch() {
 	}
 	for _, r := range []float64{0.24, 0.17, 0.31, 0.42} { // as a slider gives them
@@ -595,7 +611,7 @@ func TestLoadLlama(t *testing.T) {
 	for _, tc := range tests {
 		e := &Engine{}
 		rc := &recorder{t: t}
-		e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "rand.bin", Tokens: tc.tokens}}, map[string][]byte{"file": ckpt}, rc.emit, nil)
+		e.Handle(wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "rand.bin", Tokens: tc.tokens}}, map[string][]byte{"file": ckpt}, rc.emit, nil)
 		r := rc.last()
 		if r.Error != "" || r.Info == nil {
 			t.Fatalf("tokens %d: %+v", tc.tokens, r)
@@ -604,7 +620,7 @@ func TestLoadLlama(t *testing.T) {
 			t.Errorf("tokens %d: info %+v after %d answers, want N=%d and progress answers", tc.tokens, r.Info, len(rc.out), tc.wantN)
 		}
 		rc.out = nil
-		e.Handle(proto.Request{Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
+		e.Handle(wire.Request{Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
 		if g := rc.last(); g.Error != "" || !g.Done || len(rc.out) != 4 {
 			t.Errorf("grid on the capture: %d answers, last %+v", len(rc.out), g)
 		}
@@ -626,7 +642,7 @@ func TestLoadURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		rc := &recorder{t: t}
-		e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "url", URL: tc.url}}, nil, rc.emit, nil)
+		e.Handle(wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "url", URL: tc.url}}, nil, rc.emit, nil)
 		r := rc.last()
 		switch {
 		case tc.want == "" && (r.Error != "" || r.Info == nil || r.Info.Name != "tiny.safetensors"):
@@ -642,28 +658,28 @@ func TestLoadURL(t *testing.T) {
 // without holding up a later request.
 func TestLoop(t *testing.T) {
 	q := NewQueue()
-	answers := make(chan proto.Response, 100)
+	answers := make(chan wire.Response, 100)
 	prefetched := make(chan struct{}, 100)
-	w := &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) {
+	w := &Worker{E: &Engine{}, Q: q, Emit: func(r wire.Response, _ map[string][]byte) {
 		switch {
-		case r.Op == proto.OpPrefetched:
+		case r.Op == wire.OpPrefetched:
 			prefetched <- struct{}{}
 		case r.Done:
 			answers <- r
 		}
 	}}
-	q.Push(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil)
-	q.Push(proto.Request{ID: 2, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil)
-	q.Push(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Head: 1}, nil)
+	q.Push(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil)
+	q.Push(wire.Request{ID: 2, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil)
+	q.Push(wire.Request{ID: 3, Op: wire.OpHead, Method: "hae-ols", Params: defParams, Head: 1}, nil)
 	go w.Loop()
-	next := func() proto.Response {
+	next := func() wire.Response {
 		select {
 		case r := <-answers:
 			return r
 		case <-time.After(20 * time.Second):
 			t.Fatal("no answer in 20 s")
 		}
-		return proto.Response{}
+		return wire.Response{}
 	}
 	for _, id := range []int{1, 3, 2} {
 		if r := next(); r.ID != id || r.Error != "" || r.ComputeMs <= 0 {
@@ -679,7 +695,7 @@ func TestLoop(t *testing.T) {
 	}
 	p := defParams
 	p.Ratio = 0.31
-	q.Push(proto.Request{ID: 4, Op: proto.OpHead, Method: "hae-ols", Params: p, Head: 1}, nil)
+	q.Push(wire.Request{ID: 4, Op: wire.OpHead, Method: "hae-ols", Params: p, Head: 1}, nil)
 	if r := next(); r.ID != 4 || r.Head == nil {
 		t.Fatalf("answer %+v, want head 4", r)
 	}
@@ -693,8 +709,8 @@ func TestPrefetchNextBeforeGrid(t *testing.T) {
 	q := NewQueue()
 	done := make(chan []string, 1)
 	var w *Worker
-	w = &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) {
-		if r.Op != proto.OpGrid || !r.Done {
+	w = &Worker{E: &Engine{}, Q: q, Emit: func(r wire.Response, _ map[string][]byte) {
+		if r.Op != wire.OpGrid || !r.Done {
 			return
 		}
 		// On the loop's goroutine: what was made before the grid ran.
@@ -708,9 +724,9 @@ func TestPrefetchNextBeforeGrid(t *testing.T) {
 		}
 		done <- missing
 	}}
-	q.Push(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil)
-	q.Push(proto.Request{ID: 2, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1}, nil)
-	q.Push(proto.Request{ID: 3, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil)
+	q.Push(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil)
+	q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1}, nil)
+	q.Push(wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil)
 	time.Sleep(HeavyDefer + 10*time.Millisecond) // the head is answered after HeavyDefer
 	go w.Loop()
 	select {
@@ -725,11 +741,11 @@ func TestPrefetchNextBeforeGrid(t *testing.T) {
 
 func TestDeferHeavy(t *testing.T) {
 	q := NewQueue()
-	q.Push(proto.Request{Op: proto.OpGrid}, nil)
+	q.Push(wire.Request{Op: wire.OpGrid}, nil)
 	if d := q.deferHeavy(); d != 0 {
 		t.Fatalf("grid held back %v with no head asked", d)
 	}
-	q.Push(proto.Request{Op: proto.OpHead}, nil)
+	q.Push(wire.Request{Op: wire.OpHead}, nil)
 	if d := q.deferHeavy(); d <= 0 || d > HeavyDefer {
 		t.Fatalf("after a head: hold back %v, want (0, %v]", d, HeavyDefer)
 	}
@@ -743,20 +759,20 @@ func TestDeferHeavy(t *testing.T) {
 // stays on the CPU, says why, and keeps answering with the CPU's numbers.
 func TestComputeFallback(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
-	for _, open := range []func(bool) (core.Accelerator, proto.Compute, error){
+	for _, open := range []func(bool) (core.Accelerator, wire.Compute, error){
 		nil,
-		func(bool) (core.Accelerator, proto.Compute, error) {
-			return nil, proto.Compute{}, errors.New("no WebGPU adapter")
+		func(bool) (core.Accelerator, wire.Compute, error) {
+			return nil, wire.Compute{}, errors.New("no WebGPU adapter")
 		},
 	} {
 		e.OpenGPU, e.gpuAny, e.gpuHW = open, gpuTry{}, gpuTry{}
-		e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: 3, Op: wire.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 		r := rc.last()
 		if r.Error != "" || r.Compute == nil || r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "computing on the CPU") {
 			t.Fatalf("compute gpu without a GPU: %+v %+v", r, r.Compute)
 		}
 	}
-	e.Handle(proto.Request{ID: 4, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 4, Op: wire.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
 	native, err := m.Grid("topk", coreParams(defParams), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -764,7 +780,7 @@ func TestComputeFallback(t *testing.T) {
 	if r := rc.last(); r.Grid == nil || float64(r.Grid.MeanErr) != core.MeanErr(native) {
 		t.Errorf("grid after the fallback: %+v, want mean %v", r.Grid, core.MeanErr(native))
 	}
-	e.Handle(proto.Request{ID: 5, Op: proto.OpCompute, Compute: "tpu"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 5, Op: wire.OpCompute, Compute: "tpu"}, nil, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "unknown device") {
 		t.Errorf("compute tpu: %+v", r)
 	}
@@ -824,13 +840,13 @@ func (f *fakeAccel) Features(out, q []float32, m int, k []float32, ns, d int, sc
 func TestComputeOnDevice(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
 	fa := &fakeAccel{}
-	e.OpenGPU = func(bool) (core.Accelerator, proto.Compute, error) { return fa, proto.Compute{Adapter: "fake"}, nil }
-	e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	e.OpenGPU = func(bool) (core.Accelerator, wire.Compute, error) { return fa, wire.Compute{Adapter: "fake"}, nil }
+	e.Handle(wire.Request{ID: 3, Op: wire.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute == nil || r.Compute.Device != "gpu" || r.Compute.Adapter != "fake" {
 		t.Fatalf("compute gpu: %+v", r)
 	}
 	rc.out = nil
-	e.Handle(proto.Request{ID: 4, Op: proto.OpGrid, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 4, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil, rc.emit, nil)
 	r := rc.last()
 	if r.Error != "" || r.Grid == nil || fa.calls == 0 {
 		t.Fatalf("grid on the device: %+v, %d device calls", r, fa.calls)
@@ -842,7 +858,7 @@ func TestComputeOnDevice(t *testing.T) {
 	if got, want := float64(r.Grid.MeanErr), core.MeanErr(native); math.Abs(got-want) > 1e-5 {
 		t.Errorf("mean err on the device %v, CPU %v", got, want)
 	}
-	e.Handle(proto.Request{ID: 5, Op: proto.OpCompute, Compute: "cpu"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 5, Op: wire.OpCompute, Compute: "cpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "cpu" || e.Compute().Device != "cpu" {
 		t.Errorf("back to cpu: %+v", r.Compute)
 	}
@@ -855,18 +871,18 @@ func TestComputeAuto(t *testing.T) {
 	opens := 0
 	software := true
 	fa := &fakeAccel{}
-	e.OpenGPU = func(hw bool) (core.Accelerator, proto.Compute, error) {
+	e.OpenGPU = func(hw bool) (core.Accelerator, wire.Compute, error) {
 		opens++
 		if hw && software {
-			return nil, proto.Compute{}, errors.New("gpu: no GPU available: only a software adapter (SwiftShader)")
+			return nil, wire.Compute{}, errors.New("gpu: no GPU available: only a software adapter (SwiftShader)")
 		}
-		return fa, proto.Compute{Adapter: "fake", Software: software}, nil
+		return fa, wire.Compute{Adapter: "fake", Software: software}, nil
 	}
-	e.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "auto"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 3, Op: wire.OpCompute, Compute: "auto"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute == nil || r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "software adapter") {
 		t.Fatalf("auto with a software adapter: %+v", r.Compute)
 	}
-	e.Handle(proto.Request{ID: 4, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 4, Op: wire.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "gpu" || !r.Compute.Software {
 		t.Fatalf("gpu with a software adapter: %+v", r.Compute)
 	}
@@ -874,11 +890,11 @@ func TestComputeAuto(t *testing.T) {
 	e2, rc2, _ := loaded(t, "tiny")
 	software, opens = false, 0
 	e2.OpenGPU = e.OpenGPU
-	e2.Handle(proto.Request{ID: 3, Op: proto.OpCompute, Compute: "auto"}, nil, rc2.emit, nil)
+	e2.Handle(wire.Request{ID: 3, Op: wire.OpCompute, Compute: "auto"}, nil, rc2.emit, nil)
 	if r := rc2.last(); r.Compute.Device != "gpu" || r.Compute.Note != "" {
 		t.Fatalf("auto with a hardware adapter: %+v", r.Compute)
 	}
-	e2.Handle(proto.Request{ID: 4, Op: proto.OpCompute, Compute: "gpu"}, nil, rc2.emit, nil)
+	e2.Handle(wire.Request{ID: 4, Op: wire.OpCompute, Compute: "gpu"}, nil, rc2.emit, nil)
 	if r := rc2.last(); r.Compute.Device != "gpu" || opens != 1 {
 		t.Fatalf("gpu after auto: %+v, %d opens", r.Compute, opens)
 	}
@@ -895,17 +911,17 @@ func (f *failingAccel) Calibrate(*kernel.Stats, []float32, int, []float32, []flo
 // CPU, with the CPU's numbers, and tells the page through a compute answer.
 func TestComputeGPUFails(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
-	e.OpenGPU = func(bool) (core.Accelerator, proto.Compute, error) {
-		return &failingAccel{}, proto.Compute{Adapter: "flaky"}, nil
+	e.OpenGPU = func(bool) (core.Accelerator, wire.Compute, error) {
+		return &failingAccel{}, wire.Compute{Adapter: "flaky"}, nil
 	}
-	e.Handle(proto.Request{ID: 7, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 7, Op: wire.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "gpu" {
 		t.Fatalf("compute gpu: %+v", r.Compute)
 	}
 	rc.out = nil
-	e.Handle(proto.Request{ID: 8, Op: proto.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
-	var note *proto.Compute
-	var grid *proto.GridPart
+	e.Handle(wire.Request{ID: 8, Op: wire.OpGrid, Method: "topk", Params: defParams}, nil, rc.emit, nil)
+	var note *wire.Compute
+	var grid *wire.GridPart
 	for _, s := range rc.out {
 		if s.r.Error != "" {
 			t.Fatalf("error answer %q", s.r.Error)
@@ -931,7 +947,7 @@ func TestComputeGPUFails(t *testing.T) {
 		t.Errorf("grid after the failure %+v, want the CPU's mean %v", grid, core.MeanErr(native))
 	}
 	// Asking for the GPU again reports the failure instead of retrying.
-	e.Handle(proto.Request{ID: 9, Op: proto.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 9, Op: wire.OpCompute, Compute: "gpu"}, nil, rc.emit, nil)
 	if r := rc.last(); r.Compute.Device != "cpu" || !strings.Contains(r.Compute.Note, "device lost") {
 		t.Errorf("compute gpu after a failure: %+v", r.Compute)
 	}
@@ -946,10 +962,10 @@ func TestHeadSuperseded(t *testing.T) {
 	w := &Worker{E: e, Q: q, Emit: rc.emit}
 	w.Yield = func() {
 		if q.Len() == 0 {
-			q.Push(proto.Request{ID: 21, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 1, Head: 2, Maps: true}, nil)
+			q.Push(wire.Request{ID: 21, Op: wire.OpHead, Method: "hae-ols", Params: defParams, Layer: 1, Head: 2, Maps: true}, nil)
 		}
 	}
-	w.run(item{req: proto.Request{ID: 20, Op: proto.OpHead, Method: "hae-ols", Params: defParams, Layer: 1, Head: 1, Maps: true}})
+	w.run(item{req: wire.Request{ID: 20, Op: wire.OpHead, Method: "hae-ols", Params: defParams, Layer: 1, Head: 1, Maps: true}})
 	if len(rc.out) != 0 {
 		t.Fatalf("the superseded head answered: %+v", rc.last())
 	}
@@ -971,13 +987,13 @@ func TestPrefetchAhead(t *testing.T) {
 	k := &sink{}
 	e.Maps = k
 	p := defParams
-	req := proto.Request{ID: 5, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}
+	req := wire.Request{ID: 5, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}
 	e.Handle(req, nil, rc.emit, nil)
 	hr := rc.last().Head
 	if hr == nil || hr.Model != e.gen || hr.Model == 0 || len(k.sent) != 1 {
 		t.Fatalf("head answer %+v, %d maps sent", hr, len(k.sent))
 	}
-	if want := proto.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all"); k.sent[0].m.View != want || k.sent[0].m.Ahead {
+	if want := wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all"); k.sent[0].m.View != want || k.sent[0].m.Ahead {
 		t.Fatalf("direct maps: view %q ahead %v, want %q and not ahead", k.sent[0].m.View, k.sent[0].m.Ahead, want)
 	}
 	ahead := func() []sinkMsg {
@@ -987,11 +1003,11 @@ func TestPrefetchAhead(t *testing.T) {
 		return k.sent[n:]
 	}
 	sent := ahead()
-	steps := int(math.Round((state.MaxRatio - state.MinRatio) * PrefetchSteps))
+	steps := int(math.Round((wire.RatioSlider.Max - wire.RatioSlider.Min) * ratioSteps))
 	fits := 0
 	for s := 0; s <= steps; s++ {
 		pp := p
-		pp.Ratio = float64(int(math.Round(state.MinRatio*PrefetchSteps))+s) / PrefetchSteps
+		pp.Ratio = float64(int(math.Round(wire.RatioSlider.Min*ratioSteps))+s) / ratioSteps
 		if ce := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; ce != nil && ce.err == nil {
 			fits++
 		}
@@ -1004,7 +1020,7 @@ func TestPrefetchAhead(t *testing.T) {
 		m := s.m
 		pp := p
 		pp.Ratio = m.Ratio
-		if !m.Ahead || m.Seq != 0 || m.View != proto.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all") || s.key != e.mapsKey(0, 1) || seen[m.View] {
+		if !m.Ahead || m.Seq != 0 || m.View != wire.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all") || s.key != e.mapsKey(0, 1) || seen[m.View] {
 			t.Fatalf("ahead message %+v (key %q; seen before %v)", m, s.key, seen[m.View])
 		}
 		seen[m.View] = true
@@ -1016,7 +1032,7 @@ func TestPrefetchAhead(t *testing.T) {
 	for _, s := range []sinkMsg{sent[0], sent[len(sent)/2], sent[len(sent)-1]} {
 		pp := p
 		pp.Ratio = s.m.Ratio
-		e.Handle(proto.Request{ID: 6, Op: proto.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: 6, Op: wire.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
 		r := rc.last().Head
 		if r.Maps == nil || r.Maps.Err != s.m.Err || r.Maps.View != s.m.View || r.Maps.Syn != s.m.Syn {
 			t.Fatalf("ratio %v: head request's maps %+v, ahead %+v", pp.Ratio, r.Maps, s.m)
@@ -1044,9 +1060,9 @@ func TestPrefetchAhead(t *testing.T) {
 	} {
 		pp := p
 		pp.Ratio = tc.ratio
-		view := proto.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all")
+		view := wire.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all")
 		n := len(k.sent)
-		e.Handle(proto.Request{ID: 20 + i, Op: proto.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all", Shown: tc.shown(view)}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: 20 + i, Op: wire.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all", Shown: tc.shown(view)}, nil, rc.emit, nil)
 		r := rc.last().Head
 		if got := len(k.sent) - n; !r.MapsDirect || got != map[bool]int{true: 1, false: 0}[tc.maps] {
 			t.Errorf("case %d (%s shown as %q): %d maps sent, direct %v; want maps %v", i, view, tc.shown(view), got, r.MapsDirect, tc.maps)
@@ -1054,7 +1070,7 @@ func TestPrefetchAhead(t *testing.T) {
 	}
 	// Scrubbing the same view: nothing is sent again.
 	p.Ratio = 0.5
-	e.Handle(proto.Request{ID: 7, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 7, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
 	if again := ahead(); len(again) != 0 {
 		t.Errorf("%d maps sent ahead again for the same view", len(again))
 	}
@@ -1062,22 +1078,22 @@ func TestPrefetchAhead(t *testing.T) {
 	// unchanging part again, and the maps ahead follow again.
 	k.reset()
 	p.Ratio = 0.4
-	e.Handle(proto.Request{ID: 8, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 8, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
 	if again := ahead(); len(again) != fits {
 		t.Errorf("after a restart of the page %d maps sent ahead, want %d", len(again), fits)
 	}
 	// Another lambda is another prefix: its maps ahead go out too, none of
 	// the neighbouring lambdas'.
 	p.Lambda = 0.4
-	e.Handle(proto.Request{ID: 9, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 9, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
 	for _, s := range ahead() {
-		if proto.ViewPrefix(s.m.View) != proto.ViewPrefix(proto.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all")) {
+		if wire.ViewPrefix(s.m.View) != wire.ViewPrefix(wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all")) {
 			t.Fatalf("maps ahead of another view: %q", s.m.View)
 		}
 	}
 	// Without Direct nothing goes ahead.
 	p.Lambda = 0.6
-	e.Handle(proto.Request{ID: 10, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 10, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
 	if n := len(ahead()); n != 0 {
 		t.Errorf("%d maps sent ahead for a page that takes them with the answer", n)
 	}
@@ -1110,7 +1126,7 @@ func TestPrefetchNext(t *testing.T) {
 		id++
 		p := defParams
 		p.Ratio = st.ratio
-		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: id, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
 		var want []string
 		met := 0
 		for _, r := range st.next {
@@ -1120,7 +1136,7 @@ func TestPrefetchNext(t *testing.T) {
 				met++
 				continue
 			}
-			want = append(want, proto.ViewKey(e.gen, 0, 1, "hae-ols", pp, "all"))
+			want = append(want, wire.ViewKey(e.gen, 0, 1, "hae-ols", pp, "all"))
 		}
 		if met != st.alreadyMet {
 			t.Errorf("after %v: %d of %v made before, want %d", st.ratio, met, st.next, st.alreadyMet)
@@ -1170,7 +1186,7 @@ func TestPrefetchAheadBytes(t *testing.T) {
 	e.Maps = k
 	p := defParams
 	head := func(id int) {
-		e.Handle(proto.Request{ID: id, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: id, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
 	}
 	head(1)
 	for e.PrefetchNext() {
@@ -1211,7 +1227,7 @@ func TestPrefetchAheadBytes(t *testing.T) {
 func TestEvaluateOnce(t *testing.T) {
 	e, rc, m := loaded(t, "tiny")
 	p := defParams
-	e.Handle(proto.Request{ID: 2, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
 	hr := rc.last().Head
 	g, hi, err := e.model.Head(0, 1)
 	if err != nil {
@@ -1232,15 +1248,15 @@ func TestEvaluateOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := mg.Evaluate(c, mhi)
-	if !reflect.DeepEqual(ce.metrics[hi], want) || hr.Cell != cellOf(want) {
-		t.Fatalf("kept metrics %+v, head answer %+v; want %+v", ce.metrics[hi], hr.Cell, want)
+	if !reflect.DeepEqual(ce.metrics[hi], want) || !reflect.DeepEqual(hr.Metrics, want) {
+		t.Fatalf("kept metrics %+v, head answer %+v; want %+v", ce.metrics[hi], hr.Metrics, want)
 	}
 	// Asked again, they come from the entry: a marker in it shows.
 	marked := ce.metrics[hi]
 	marked.Err = 12345
 	ce.metrics[hi] = marked
-	e.Handle(proto.Request{ID: 3, Op: proto.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
-	if got := float64(rc.last().Head.Cell.Err); got != 12345 {
+	e.Handle(wire.Request{ID: 3, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	if got := rc.last().Head.Metrics.Err; got != 12345 {
 		t.Fatalf("second head answer err %v: the kept metrics were not used", got)
 	}
 }
@@ -1270,8 +1286,8 @@ func TestEvalMatchesCore(t *testing.T) {
 	m, ckpt, tb := byteModel(t)
 	e := &Engine{}
 	rc := &recorder{t: t}
-	prompt := &proto.Prompt{Text: "The pass key is 123.", Tokens: 120, Gen: 12}
-	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: prompt}},
+	prompt := &wire.Prompt{Text: "The pass key is 123.", Tokens: 120, Gen: 12}
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: prompt}},
 		map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
 	r := rc.last()
 	if r.Error != "" || r.Info == nil || r.Info.Eval == nil {
@@ -1299,10 +1315,10 @@ func TestEvalMatchesCore(t *testing.T) {
 		t.Errorf("info: %+v, eval prompt %+v", r.Info, ev.Prompt)
 	}
 	methods := []string{"hae-ols", "topk", "full", "quant"}
-	p := proto.Params{Ratio: 0.2, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
+	p := wire.Params{Ratio: 0.2, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau}
 	for round := 0; round < 2; round++ {
 		rc.out = nil
-		e.Handle(proto.Request{ID: 2, Op: proto.OpEval, Methods: methods, Params: p}, nil, rc.emit, nil)
+		e.Handle(wire.Request{ID: 2, Op: wire.OpEval, Methods: methods, Params: p}, nil, rc.emit, nil)
 		// The first time, the primary method's numbers come first
 		// without its free run; kept results come whole.
 		want := len(methods)
@@ -1357,7 +1373,7 @@ func TestEvalMatchesCore(t *testing.T) {
 	}
 	// The per-head views show this run's heads.
 	rc.out = nil
-	e.Handle(proto.Request{Op: proto.OpGrid, Method: "hae-ols", Params: p}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpGrid, Method: "hae-ols", Params: p}, nil, rc.emit, nil)
 	if g := rc.last(); g.Error != "" || !g.Done || len(rc.out) != 4 {
 		t.Errorf("grid on the prompt's run: %d answers, last %+v", len(rc.out), g)
 	}
@@ -1374,35 +1390,35 @@ func TestPromptOp(t *testing.T) {
 	_, ckpt, tb := byteModel(t)
 	e := &Engine{}
 	rc := &recorder{t: t}
-	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{}}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpPrompt, Prompt: &wire.Prompt{}}, nil, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "no sample loaded") {
 		t.Errorf("prompt before any load: %+v", r)
 	}
-	e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
-	e.Handle(proto.Request{Op: proto.OpEval, Methods: []string{"topk"}, Params: defParams}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpEval, Methods: []string{"topk"}, Params: defParams}, nil, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "not a model's run") {
 		t.Errorf("eval of a preset: %+v", r)
 	}
-	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{}}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpPrompt, Prompt: &wire.Prompt{}}, nil, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "no model loaded") {
 		t.Errorf("prompt without a model: %+v", r)
 	}
 	// Without a tokenizer: ids only.
-	e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "ids.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 4}}}, map[string][]byte{"file": ckpt}, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "ids.bin", Prompt: &wire.Prompt{Tokens: 64, Gen: 4}}}, map[string][]byte{"file": ckpt}, rc.emit, nil)
 	if r := rc.last(); r.Error != "" || r.Info.Eval == nil || r.Info.Eval.Tokenizer || r.Info.Eval.Text[1] != strconv.Itoa(r.Info.Eval.IDs[1]) {
 		t.Fatalf("load without a tokenizer: %+v", r)
 	}
-	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{Text: "hello"}}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpPrompt, Prompt: &wire.Prompt{Text: "hello"}}, nil, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "needs the model's tokenizer") {
 		t.Errorf("text prompt without a tokenizer: %+v", r)
 	}
-	e.Handle(proto.Request{Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 4}}},
+	e.Handle(wire.Request{Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "bytes.bin", Tokenizer: "bytes.tokenizer.bin", Prompt: &wire.Prompt{Tokens: 64, Gen: 4}}},
 		map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
 	if r := rc.last(); r.Error != "" || r.Info.Tokens != 64 {
 		t.Fatalf("load: %+v", r)
 	}
-	for _, bad := range []proto.Prompt{{Tokens: 5000}, {Task: "sing"}, {Depth: 2, Task: "passkey"}, {Text: strings.Repeat("x", proto.MaxPromptText+1)}, {Text: "a long prompt", Tokens: 6}} {
-		e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &bad}, nil, rc.emit, nil)
+	for _, bad := range []wire.Prompt{{Tokens: 5000}, {Task: "sing"}, {Depth: 2, Task: "passkey"}, {Text: strings.Repeat("x", wire.MaxPromptText+1)}, {Text: "a long prompt", Tokens: 6}} {
+		e.Handle(wire.Request{Op: wire.OpPrompt, Prompt: &bad}, nil, rc.emit, nil)
 		if r := rc.last(); r.Error == "" || !strings.Contains(r.Error, "bytes.bin") {
 			t.Errorf("prompt %+v: %+v, want an error naming the model", bad, r)
 		}
@@ -1410,7 +1426,7 @@ func TestPromptOp(t *testing.T) {
 			t.Fatalf("a refused prompt replaced the loaded run: %+v", e.info)
 		}
 	}
-	e.Handle(proto.Request{ID: 7, Op: proto.OpPrompt, Prompt: &proto.Prompt{Task: "passkey", Tokens: 200, Depth: 0.5, Gen: 8}}, nil, rc.emit, nil)
+	e.Handle(wire.Request{ID: 7, Op: wire.OpPrompt, Prompt: &wire.Prompt{Task: "passkey", Tokens: 200, Depth: 0.5, Gen: 8}}, nil, rc.emit, nil)
 	r := rc.last()
 	if r.Error != "" || r.Info == nil || r.Info.Eval == nil || r.ID != 7 || !r.Done {
 		t.Fatalf("pass-key prompt: %+v", r)
@@ -1430,12 +1446,12 @@ func TestPromptOp(t *testing.T) {
 		t.Errorf("the sample's needles %v and probes %v, want %v and 5 probes", r.Info.Needles, r.Info.NeedleProbes, ev.Needles)
 	}
 	rc.out = nil
-	e.Handle(proto.Request{Op: proto.OpEval, Methods: []string{"full", "streaming"}, Params: defParams}, nil, rc.emit, nil)
+	e.Handle(wire.Request{Op: wire.OpEval, Methods: []string{"full", "streaming"}, Params: defParams}, nil, rc.emit, nil)
 	if len(rc.out) != 3 || rc.out[1].r.Eval == nil || float64(rc.out[1].r.Eval.NeedleAcc) != float64(ev.NeedleAcc) && !math.IsNaN(float64(ev.NeedleAcc)) {
 		t.Errorf("eval of the pass key: %+v", rc.out)
 	}
-	e.Handle(proto.Request{Op: proto.OpPrompt, Prompt: &proto.Prompt{Task: "copy", Tokens: 300}}, nil, rc.emit, nil)
-	if r := rc.last(); r.Error != "" || len(r.Info.Eval.Answers) == 0 || r.Info.Eval.Prompt.Gen != proto.PromptGen || r.Info.Needles != nil {
+	e.Handle(wire.Request{Op: wire.OpPrompt, Prompt: &wire.Prompt{Task: "copy", Tokens: 300}}, nil, rc.emit, nil)
+	if r := rc.last(); r.Error != "" || len(r.Info.Eval.Answers) == 0 || r.Info.Eval.Prompt.Gen != wire.PromptGen || r.Info.Needles != nil {
 		t.Errorf("copy prompt: %+v", r)
 	}
 }
@@ -1445,16 +1461,16 @@ func TestPromptOp(t *testing.T) {
 func TestEvalSuperseded(t *testing.T) {
 	_, ckpt, tb := byteModel(t)
 	q := NewQueue()
-	var out []proto.Response
-	w := &Worker{E: &Engine{}, Q: q, Emit: func(r proto.Response, _ map[string][]byte) { out = append(out, r) }}
-	w.run(item{req: proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "b.bin", Tokenizer: "t.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 4}}}, bufs: map[string][]byte{"file": ckpt, "tokenizer": tb}})
+	var out []wire.Response
+	w := &Worker{E: &Engine{}, Q: q, Emit: func(r wire.Response, _ map[string][]byte) { out = append(out, r) }}
+	w.run(item{req: wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "b.bin", Tokenizer: "t.bin", Prompt: &wire.Prompt{Tokens: 64, Gen: 4}}}, bufs: map[string][]byte{"file": ckpt, "tokenizer": tb}})
 	if out[len(out)-1].Error != "" {
 		t.Fatal(out[len(out)-1])
 	}
 	out = nil
-	q.Push(proto.Request{ID: 3, Op: proto.OpHead, Layer: 1, Head: 2, Method: "topk", Params: defParams}, nil)
-	q.Push(proto.Request{ID: 4, Op: proto.OpEval, Methods: []string{"topk"}, Params: defParams}, nil)
-	w.run(item{req: proto.Request{ID: 2, Op: proto.OpEval, Methods: []string{"hae-ols", "topk", "snapkv"}, Params: defParams}})
+	q.Push(wire.Request{ID: 3, Op: wire.OpHead, Layer: 1, Head: 2, Method: "topk", Params: defParams}, nil)
+	q.Push(wire.Request{ID: 4, Op: wire.OpEval, Methods: []string{"topk"}, Params: defParams}, nil)
+	w.run(item{req: wire.Request{ID: 2, Op: wire.OpEval, Methods: []string{"hae-ols", "topk", "snapkv"}, Params: defParams}})
 	var ids []int
 	for _, r := range out {
 		if r.Error != "" {
@@ -1480,7 +1496,7 @@ func TestEvalStopsInFreeRun(t *testing.T) {
 	_, ckpt, tb := byteModel(t)
 	e := &Engine{}
 	rc := &recorder{}
-	e.Handle(proto.Request{ID: 1, Op: proto.OpLoad, Source: &proto.Source{Kind: "llama", Name: "b.bin", Tokenizer: "t.bin", Prompt: &proto.Prompt{Tokens: 64, Gen: 8}}}, map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "llama", Name: "b.bin", Tokenizer: "t.bin", Prompt: &wire.Prompt{Tokens: 64, Gen: 8}}}, map[string][]byte{"file": ckpt, "tokenizer": tb}, rc.emit, nil)
 	if r := rc.last(); r.Error != "" {
 		t.Fatal(r.Error)
 	}
@@ -1488,14 +1504,14 @@ func TestEvalStopsInFreeRun(t *testing.T) {
 	// Call 1 follows the first numbers; calls 2 and 3 are the free run's
 	// first two tokens: stop there.
 	stop := func() bool { calls++; return calls == 3 }
-	var out []proto.Response
-	emit := func(r proto.Response, _ map[string][]byte) { out = append(out, r) }
-	e.Handle(proto.Request{ID: 2, Op: proto.OpEval, Methods: []string{"hae-ols"}, Params: defParams}, nil, emit, stop)
+	var out []wire.Response
+	emit := func(r wire.Response, _ map[string][]byte) { out = append(out, r) }
+	e.Handle(wire.Request{ID: 2, Op: wire.OpEval, Methods: []string{"hae-ols"}, Params: defParams}, nil, emit, stop)
 	if calls != 3 || len(out) != 1 || out[0].Error != "" || !out[0].Eval.FreePending {
 		t.Fatalf("%d checks, answers %+v: want the numbers without the free run, stopped at its second token", calls, out)
 	}
 	out = nil
-	e.Handle(proto.Request{ID: 3, Op: proto.OpEval, Methods: []string{"hae-ols"}, Params: defParams}, nil, emit, nil)
+	e.Handle(wire.Request{ID: 3, Op: wire.OpEval, Methods: []string{"hae-ols"}, Params: defParams}, nil, emit, nil)
 	if len(out) != 2 || out[1].Eval.FreePending || len(out[1].Eval.Free) != 8 || !out[1].Done {
 		t.Fatalf("answers %+v: want the kept numbers, then the whole result", out)
 	}

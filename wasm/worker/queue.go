@@ -4,12 +4,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // item is one request waiting in the queue, with its binary buffers.
 type item struct {
-	req  proto.Request
+	req  wire.Request
 	bufs map[string][]byte
 	at   time.Time // when it was pushed
 	lag  float64   // ms from the page's sending it to its push (0: unknown)
@@ -18,7 +18,7 @@ type item struct {
 // Queue holds the requests that arrived and not yet started. A newer
 // request of an Op replaces a queued older one of the same Op (the older one
 // is dropped without an answer). Loads and compute switches are barriers
-// (proto.Barrier): requests that came after one wait for it; among the requests before the first load, heads
+// (wire.Barrier): requests that came after one wait for it; among the requests before the first load, heads
 // go first, then curves, then grids.
 type Queue struct {
 	mu    sync.Mutex
@@ -32,11 +32,11 @@ type Queue struct {
 func NewQueue() *Queue { return &Queue{wake: make(chan struct{}, 1)} }
 
 // Push adds a request, dropping a queued older one of the same Op.
-func (q *Queue) Push(req proto.Request, bufs map[string][]byte) { q.PushLate(req, bufs, 0) }
+func (q *Queue) Push(req wire.Request, bufs map[string][]byte) { q.PushLate(req, bufs, 0) }
 
 // PushLate is Push for a request that took lag ms to reach the queue
 // (reported in Response.QueuedMs).
-func (q *Queue) PushLate(req proto.Request, bufs map[string][]byte, lag float64) {
+func (q *Queue) PushLate(req wire.Request, bufs map[string][]byte, lag float64) {
 	q.mu.Lock()
 	kept := q.items[:0]
 	for _, it := range q.items {
@@ -46,7 +46,7 @@ func (q *Queue) PushLate(req proto.Request, bufs map[string][]byte, lag float64)
 	}
 	q.last = time.Now()
 	q.items = append(kept, item{req, bufs, q.last, max(lag, 0)})
-	if req.Op == proto.OpHead {
+	if req.Op == wire.OpHead {
 		q.head = q.last
 	}
 	q.mu.Unlock()
@@ -59,13 +59,13 @@ func (q *Queue) PushLate(req proto.Request, bufs map[string][]byte, lag float64)
 // priority orders the ops that may overtake each other (lower first).
 func priority(op string) int {
 	switch op {
-	case proto.OpHead:
+	case wire.OpHead:
 		return 0
-	case proto.OpEval:
+	case wire.OpEval:
 		return 1
-	case proto.OpCurve:
+	case wire.OpCurve:
 		return 2
-	case proto.OpGrid:
+	case wire.OpGrid:
 		return 3
 	}
 	return 4
@@ -78,7 +78,7 @@ func (q *Queue) take(ok func(op string) bool) (item, bool) {
 	defer q.mu.Unlock()
 	best := -1
 	for i, it := range q.items {
-		if proto.Barrier(it.req.Op) {
+		if wire.Barrier(it.req.Op) {
 			if best < 0 && i == 0 && ok(it.req.Op) {
 				best = 0
 			}
@@ -147,7 +147,7 @@ func (q *Queue) Next() item {
 // TakeHead returns a queued head request that may run now (none is behind
 // a load), if any.
 func (q *Queue) TakeHead() (item, bool) {
-	return q.take(func(op string) bool { return op == proto.OpHead })
+	return q.take(func(op string) bool { return op == wire.OpHead })
 }
 
 // Len is the number of queued requests.
@@ -163,7 +163,7 @@ func (q *Queue) Supersedes(op string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, it := range q.items {
-		if it.req.Op == op || proto.Barrier(it.req.Op) {
+		if it.req.Op == op || wire.Barrier(it.req.Op) {
 			return true
 		}
 	}
@@ -201,7 +201,7 @@ func (w *Worker) Loop() {
 		// does: they do not wait.
 		heavyOK := w.Q.deferHeavy() == 0 && !w.next
 		it, ok := w.Q.take(func(op string) bool {
-			return op == proto.OpHead || op == proto.OpEval || proto.Barrier(op) || heavyOK
+			return op == wire.OpHead || op == wire.OpEval || wire.Barrier(op) || heavyOK
 		})
 		if !ok {
 			if w.next {
@@ -236,12 +236,12 @@ func (w *Worker) Loop() {
 			}
 			if w.prefetching {
 				w.prefetching = false
-				w.Emit(proto.Response{Op: proto.OpPrefetched, Done: true}, nil)
+				w.Emit(wire.Response{Op: wire.OpPrefetched, Done: true}, nil)
 			}
 			it = w.Q.Next()
 		}
 		w.run(it)
-		w.next = it.req.Op == proto.OpHead
+		w.next = it.req.Op == wire.OpHead
 		w.Q.touch()
 	}
 }
@@ -255,7 +255,7 @@ func (w *Worker) run(it item) {
 	if !it.at.IsZero() {
 		queued = it.lag + float64(start.Sub(it.at).Microseconds())/1000
 	}
-	emit := func(r proto.Response, bufs map[string][]byte) {
+	emit := func(r wire.Response, bufs map[string][]byte) {
 		r.ComputeMs = float64(time.Since(start).Microseconds()) / 1000
 		r.QueuedMs = queued
 		w.Emit(r, bufs)
@@ -264,10 +264,10 @@ func (w *Worker) run(it item) {
 		if w.Yield != nil {
 			w.Yield()
 		}
-		if op == proto.OpHead {
+		if op == wire.OpHead {
 			return w.Q.Supersedes(op)
 		}
-		if op == proto.OpEval {
+		if op == wire.OpEval {
 			// Between methods: the heads asked meanwhile, then on unless
 			// a newer eval came.
 			for {

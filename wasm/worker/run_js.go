@@ -12,7 +12,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gpu"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 // Run serves the requests the page posts to this Web Worker until the page
@@ -25,17 +25,17 @@ func Run() {
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		data := args[0]
-		var req proto.Request
+		var req wire.Request
 		raw := data.Get("json")
 		if raw.Type() != js.TypeString {
-			post(proto.Response{Error: "worker: message without a \"json\" string", Done: true}, nil)
+			post(wire.Response{Error: "worker: message without a \"json\" string", Done: true}, nil)
 			return nil
 		}
 		if err := json.Unmarshal([]byte(raw.String()), &req); err != nil {
-			post(proto.Response{Error: fmt.Sprintf("worker: bad request json: %v", err), Done: true}, nil)
+			post(wire.Response{Error: fmt.Sprintf("worker: bad request json: %v", err), Done: true}, nil)
 			return nil
 		}
-		if req.Op == proto.OpHeatmapReset {
+		if req.Op == wire.OpHeatmapReset {
 			relay.reset()
 			return nil
 		}
@@ -72,20 +72,20 @@ func Run() {
 }
 
 // openGPU opens the WebGPU runner (navigator.gpu in this worker).
-func openGPU(hardwareOnly bool) (core.Accelerator, proto.Compute, error) {
+func openGPU(hardwareOnly bool) (core.Accelerator, wire.Compute, error) {
 	d, err := gpu.Open(gpu.Options{HardwareOnly: hardwareOnly})
 	if err != nil {
-		return nil, proto.Compute{}, err
+		return nil, wire.Compute{}, err
 	}
 	i := d.Info()
-	return d, proto.Compute{Adapter: i.String(), Software: i.Software}, nil
+	return d, wire.Compute{Adapter: i.String(), Software: i.Software}, nil
 }
 
 // post sends a response to the page, transferring the buffers.
-func post(r proto.Response, bufs map[string][]byte) {
+func post(r wire.Response, bufs map[string][]byte) {
 	b, err := json.Marshal(r)
 	if err != nil {
-		b, _ = json.Marshal(proto.Response{ID: r.ID, Op: r.Op, Error: "worker: encoding the answer: " + err.Error(), Done: true})
+		b, _ = json.Marshal(wire.Response{ID: r.ID, Op: r.Op, Error: "worker: encoding the answer: " + err.Error(), Done: true})
 		bufs = nil
 	}
 	msg, transfer := message(string(b), bufs)
@@ -113,11 +113,11 @@ func message(text string, bufs map[string][]byte) (js.Value, js.Value) {
 // relaySink is the Engine's MapsSink in the browser: relay messages that
 // the app page passes on to its heatmap page as they come, and the keys
 // whose unchanging part went with them (the heatmap page keeps the same
-// proto.Recent).
+// wire.Recent).
 type relaySink struct {
 	mu     sync.Mutex
 	ready  bool // the app's heatmap page started (OpHeatmapReset)
-	held   proto.Recent[struct{}]
+	held   wire.Recent[struct{}]
 	resets int
 }
 
@@ -149,7 +149,7 @@ func (s *relaySink) Holds(key string) bool {
 	return ok && s.ready
 }
 
-func (s *relaySink) Send(m proto.Maps, key string, bufs map[string][]byte) bool {
+func (s *relaySink) Send(m wire.Maps, key string, bufs map[string][]byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.ready {
@@ -160,17 +160,11 @@ func (s *relaySink) Send(m proto.Maps, key string, bufs map[string][]byte) bool 
 		return false
 	}
 	msg, transfer := message(string(b), bufs)
-	msg.Set("relay", "heatmap")
-	msg.Set("key", key)
-	// What the heatmap page decides on before decoding (proto.Screen,
-	// proto.Ahead).
-	msg.Set("view", m.View)
-	msg.Set("seq", m.Seq)
-	if m.Ahead {
-		msg.Set("ahead", true)
-	}
+	// What the heatmap page decides on before decoding (wire.Screen,
+	// wire.Ahead).
 	perf := js.Global().Get("performance")
-	msg.Set("posted_at", perf.Get("timeOrigin").Float()+perf.Call("now").Float())
+	wire.Envelope{Relay: wire.RelayHeatmap, Key: key, View: m.View, Seq: m.Seq, Ahead: m.Ahead,
+		PostedAt: perf.Get("timeOrigin").Float() + perf.Call("now").Float()}.Write(msg)
 	js.Global().Call("postMessage", msg, transfer)
 	if _, ok := bufs["orig"]; ok {
 		s.held.Put(key, struct{}{})

@@ -16,7 +16,8 @@ import (
 	"github.com/haeols/haeols/core/model/hf"
 	"github.com/haeols/haeols/core/model/tokenizer"
 	"github.com/haeols/haeols/core/model/transformer"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
+	"github.com/haeols/haeols/wire"
 )
 
 // What the model says with a compressed cache (HAE-OLS.md §8): a model (a
@@ -36,9 +37,9 @@ type lmState struct {
 	codec eval.Codec // nil: the model has no tokenizer (ids)
 	ref   *eval.Reference
 	key   string // the prompt's task key, or copied passage
-	info  *proto.EvalInfo
+	info  *wire.EvalInfo
 	// results are kept per method and parameters, oldest first out.
-	results map[evalKey]*proto.EvalResult
+	results map[evalKey]*wire.EvalResult
 	order   []evalKey
 }
 
@@ -49,7 +50,7 @@ type evalKey struct {
 
 // loadLlama decodes a llama2.c checkpoint (and its tokenizer, when the
 // source has one) and runs the source's prompt.
-func (e *Engine) loadLlama(req proto.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
+func (e *Engine) loadLlama(req wire.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
 	src := req.Source
 	name := src.Name
 	var data []byte
@@ -97,8 +98,8 @@ func (e *Engine) loadLlama(req proto.Request, bufs map[string][]byte, progress f
 
 // runSource runs the source's prompt (or its capture length) on the model
 // of a load.
-func (e *Engine) runSource(st *lmState, src *proto.Source, progress func(float64)) error {
-	p := proto.Prompt{}
+func (e *Engine) runSource(st *lmState, src *wire.Source, progress func(float64)) error {
+	p := wire.Prompt{}
 	if src.Prompt != nil {
 		p = *src.Prompt
 	} else if src.Tokens > 0 {
@@ -111,7 +112,7 @@ func (e *Engine) runSource(st *lmState, src *proto.Source, progress func(float64
 // (core/model.Decode: the weights stay in their quant type, aliasing the
 // files' bytes) with the tokenizer they carry, as `haeols eval` opens
 // them, and runs the source's prompt.
-func (e *Engine) loadCheckpoint(req proto.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
+func (e *Engine) loadCheckpoint(req wire.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
 	src := req.Source
 	files, err := checkpointFiles(src, bufs)
 	if err != nil {
@@ -141,7 +142,7 @@ func (e *Engine) loadCheckpoint(req proto.Request, bufs map[string][]byte, progr
 // named once, a base name, in a buffer of its own, not empty, within
 // MaxFileBytes alone and all together. A tokenizer_config.json needs its
 // tokenizer.json.
-func checkpointFiles(src *proto.Source, bufs map[string][]byte) (map[string][]byte, error) {
+func checkpointFiles(src *wire.Source, bufs map[string][]byte) (map[string][]byte, error) {
 	if len(src.Files) == 0 {
 		return nil, errors.New("load checkpoint: no files given")
 	}
@@ -195,25 +196,25 @@ func (e *Engine) fetchLocal(u string) ([]byte, string, error) {
 
 // prompt answers OpPrompt: a new prompt on the model of the latest llama
 // load; on error the loaded sample stays.
-func (e *Engine) prompt(req proto.Request, emit Emit) error {
+func (e *Engine) prompt(req wire.Request, emit Emit) error {
 	if e.lm == nil {
 		return errors.New("prompt: no model loaded (open a checkpoint first)")
 	}
 	if req.Prompt == nil {
 		return errors.New("prompt: no prompt given")
 	}
-	progress := func(p float64) { emit(proto.Response{ID: req.ID, Op: req.Op, Progress: p}, nil) }
+	progress := func(p float64) { emit(wire.Response{ID: req.ID, Op: req.Op, Progress: p}, nil) }
 	st := &lmState{name: e.lm.name, lm: e.lm.lm, codec: e.lm.codec}
 	if err := e.runPrompt(st, *req.Prompt, progress); err != nil {
 		return err
 	}
-	emit(proto.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
+	emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 	return nil
 }
 
 // runPrompt builds the prompt's sequence, runs it with the full cache and
 // makes the run the loaded sample (st the model's state).
-func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) error {
+func (e *Engine) runPrompt(st *lmState, p wire.Prompt, progress func(float64)) error {
 	lm := st.lm
 	b, p, err := promptSequence(lm, st.codec, p)
 	if err != nil {
@@ -278,31 +279,31 @@ func (e *Engine) runPrompt(st *lmState, p proto.Prompt, progress func(float64)) 
 // `haeols eval` does for the same flags (-text or -prompt, -task, -tokens,
 // -prefix, -gen, -seed, one -depths value), and returns the prompt with its
 // defaults filled in.
-func promptSequence(lm eval.LM, codec eval.Codec, p proto.Prompt) (*eval.Built, proto.Prompt, error) {
+func promptSequence(lm eval.LM, codec eval.Codec, p wire.Prompt) (*eval.Built, wire.Prompt, error) {
 	ctx := lm.Context()
 	switch {
 	case p.Tokens < 0 || p.Prefix < 0 || p.Gen < 0:
 		return nil, p, fmt.Errorf("tokens %d, prefix %d, gen %d: want >= 0", p.Tokens, p.Prefix, p.Gen)
 	case p.Tokens > ctx:
 		return nil, p, fmt.Errorf("%d tokens exceed the model's context of %d", p.Tokens, ctx)
-	case len(p.Text) > proto.MaxPromptText:
-		return nil, p, fmt.Errorf("a prompt of %d bytes: at most %d", len(p.Text), proto.MaxPromptText)
+	case len(p.Text) > wire.MaxPromptText:
+		return nil, p, fmt.Errorf("a prompt of %d bytes: at most %d", len(p.Text), wire.MaxPromptText)
 	case p.Text != "" && codec == nil:
 		return nil, p, errors.New("a text prompt needs the model's tokenizer (open it with the checkpoint)")
 	case !(p.Depth >= 0 && p.Depth <= 1):
 		return nil, p, fmt.Errorf("pass-key depth %v outside [0, 1]", p.Depth)
 	}
 	if p.Gen == 0 {
-		p.Gen = proto.PromptGen
+		p.Gen = wire.PromptGen
 	}
 	if p.Seed == 0 {
 		p.Seed = 1
 	}
 	spec := eval.Spec{Task: p.Task, Tokens: p.Tokens, Prefix: p.Prefix, Depth: p.Depth, Seed: p.Seed, Gen: p.Gen}
 	if spec.Tokens == 0 {
-		spec.Tokens, spec.Grow = min(proto.PromptTokens, ctx), true
+		spec.Tokens, spec.Grow = min(wire.PromptTokens, ctx), true
 		if p.Task != "" {
-			spec.Tokens = min(proto.TaskTokens, ctx)
+			spec.Tokens = min(wire.TaskTokens, ctx)
 		}
 	}
 	switch p.Task {
@@ -378,12 +379,12 @@ func (st *lmState) label(id int) string {
 	return strings.ToValidUTF8(st.codec.DecodeToken(0, id), "\uFFFD")
 }
 
-func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
+func evalInfoOf(st *lmState, p wire.Prompt, needles []int) *wire.EvalInfo {
 	ref := st.ref
 	seq := ref.Seq
-	in := &proto.EvalInfo{
+	in := &wire.EvalInfo{
 		Model: st.name, Tokenizer: st.codec != nil, Vocab: ref.LM.Vocab(), Context: ref.LM.Context(),
-		Prompt: p, Key: st.key, IDs: seq.Tokens, Prefix: seq.Prefix, Answers: []proto.Span{}, Needles: needles,
+		Prompt: p, Key: st.key, IDs: seq.Tokens, Prefix: seq.Prefix, Answers: []wire.Span{}, Needles: needles,
 		Top: ref.Top, Free: ref.Free,
 	}
 	// The sequence's text as `haeols eval` prints it: BOS shows as nothing.
@@ -395,7 +396,7 @@ func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
 	last := seq.Tokens[seq.Prefix-1]
 	in.FreeText = st.texts(last, ref.Free)
 	for _, a := range seq.Answers {
-		in.Answers = append(in.Answers, proto.Span{Start: a.Start, End: a.End})
+		in.Answers = append(in.Answers, wire.Span{Start: a.Start, End: a.End})
 		ok := true
 		for q := a.Start; q < a.End; q++ {
 			if ref.Top[q-seq.Prefix] != seq.Tokens[q] {
@@ -405,7 +406,7 @@ func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
 		}
 		in.Found = append(in.Found, ok)
 	}
-	in.NeedleAcc = proto.Num(math.NaN())
+	in.NeedleAcc = result.Num(math.NaN())
 	if len(in.Found) > 0 {
 		f := 0
 		for _, ok := range in.Found {
@@ -413,7 +414,7 @@ func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
 				f++
 			}
 		}
-		in.NeedleAcc = proto.Num(float64(f) / float64(len(in.Found)))
+		in.NeedleAcc = result.Num(float64(f) / float64(len(in.Found)))
 	}
 	if in.Found == nil {
 		in.Found = []bool{}
@@ -424,7 +425,7 @@ func evalInfoOf(st *lmState, p proto.Prompt, needles []int) *proto.EvalInfo {
 // evalOp answers OpEval: each method in order, one answer each (kept
 // results at once), checking between methods whether a newer request
 // supersedes this one.
-func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
+func (e *Engine) evalOp(req wire.Request, emit Emit, check Check) error {
 	if e.lm == nil || e.lm.ref == nil {
 		return errors.New("eval: this sample is not a model's run (open a checkpoint)")
 	}
@@ -450,7 +451,7 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 				return err
 			}
 			if r.FreePending {
-				emit(proto.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: 0.5 / float64(len(req.Methods))}, nil)
+				emit(wire.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: 0.5 / float64(len(req.Methods))}, nil)
 				if check() {
 					return nil
 				}
@@ -465,7 +466,7 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 		if err != nil {
 			return err
 		}
-		emit(proto.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: float64(i+1) / float64(len(req.Methods)), Done: done}, nil)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Eval: r, Progress: float64(i+1) / float64(len(req.Methods)), Done: done}, nil)
 		if !done && check() {
 			return nil
 		}
@@ -477,7 +478,7 @@ func (e *Engine) evalOp(req proto.Request, emit Emit, check Check) error {
 // a kept result or one without its free run (FreePending). The free run
 // calls stop before each token and gives up with eval.ErrStopped when it
 // says so (the teacher-forced numbers stay kept).
-func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedOnly bool, stop func() bool) (*proto.EvalResult, error) {
+func (st *lmState) result(method string, p core.Params, pp wire.Params, forcedOnly bool, stop func() bool) (*wire.EvalResult, error) {
 	k := evalKey{method, p}
 	r, ok := st.results[k]
 	if !ok {
@@ -487,7 +488,7 @@ func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedO
 		}
 		r = resultOf(res, pp)
 		if st.results == nil {
-			st.results = map[evalKey]*proto.EvalResult{}
+			st.results = map[evalKey]*wire.EvalResult{}
 		}
 		if len(st.order) >= maxEvalResults {
 			delete(st.results, st.order[0])
@@ -511,18 +512,18 @@ func (st *lmState) result(method string, p core.Params, pp proto.Params, forcedO
 }
 
 // resultOf is the wire form of a teacher-forced result (eval.EvaluateForced).
-func resultOf(res *eval.Result, pp proto.Params) *proto.EvalResult {
-	nan := proto.Num(math.NaN())
-	r := &proto.EvalResult{Method: res.Method, Params: pp, NA: res.NA}
+func resultOf(res *eval.Result, pp wire.Params) *wire.EvalResult {
+	nan := result.Num(math.NaN())
+	r := &wire.EvalResult{Method: res.Method, Params: pp, NA: res.NA}
 	if res.NA != "" {
 		r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.NeedleAcc = nan, nan, nan, nan, nan, nan
 		return r
 	}
-	r.Used, r.KL, r.KLMax, r.Agree = proto.Num(res.Used), proto.Num(res.KL), proto.Num(res.KLMax), proto.Num(res.Agree)
-	r.PPLRatio, r.NeedleAcc, r.Diverge = proto.Num(res.PPLRatio), proto.Num(res.NeedleAcc), res.Diverge
-	r.KLs = make([]proto.Num, len(res.KLs))
+	r.Used, r.KL, r.KLMax, r.Agree = result.Num(res.Used), result.Num(res.KL), result.Num(res.KLMax), result.Num(res.Agree)
+	r.PPLRatio, r.NeedleAcc, r.Diverge = result.Num(res.PPLRatio), result.Num(res.NeedleAcc), res.Diverge
+	r.KLs = make([]result.Num, len(res.KLs))
 	for i, k := range res.KLs {
-		r.KLs[i] = proto.Num(k)
+		r.KLs[i] = result.Num(k)
 	}
 	// The free run follows (lmState.result).
 	r.Top, r.Found, r.FreePending = res.Top, res.Found, true

@@ -13,7 +13,8 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/core/result"
+	"github.com/haeols/haeols/wire"
 )
 
 // rawAnswer is one worker answer as the test page recorded it.
@@ -29,7 +30,7 @@ type rawAnswer struct {
 // workerResults are the page's measurements (see testdata/worker-test.html).
 type workerResults struct {
 	LoadMs             float64        `json:"loadMs"`
-	Info               proto.Info     `json:"info"`
+	Info               wire.Info      `json:"info"`
 	GridFirstMs        float64        `json:"gridFirstMs"`
 	GridFirstPartMs    float64        `json:"gridFirstPartMs"`
 	GridParts          int            `json:"gridParts"`
@@ -45,9 +46,9 @@ type workerResults struct {
 	GridAfterHeadMs    float64        `json:"gridAfterHeadMs"`
 	HeadBeforeGridDone bool           `json:"headBeforeGridDone"`
 	Compare            []struct {
-		ID     int          `json:"id"`
-		Method string       `json:"method"`
-		Params proto.Params `json:"params"`
+		ID     int         `json:"id"`
+		Method string      `json:"method"`
+		Params wire.Params `json:"params"`
 	} `json:"compare"`
 	CompareHeadID  int    `json:"compareHeadID"`
 	SupersededDone bool   `json:"supersededDone"`
@@ -105,13 +106,13 @@ func TestWorkerProtocol(t *testing.T) {
 		if a.ID != res.CompareHeadID {
 			continue
 		}
-		var r proto.Response
+		var r wire.Response
 		json.Unmarshal([]byte(a.JSON), &r)
 		want, c, err := m.Run("hae-ols", p, 2, 3)
 		if err != nil || r.Head == nil {
 			t.Fatalf("head: %s / core %v", a.JSON, err)
 		}
-		if float64(r.Head.Err) != want.Err || r.Head.Stages.Summaries != c.Stages.Summaries || r.Head.Stages.RankK != c.Stages.RankK || len(r.Head.Profile) != len(want.Profile) {
+		if r.Head.Metrics.Err != want.Err || r.Head.Stages.Summaries != c.Stages.Summaries || r.Head.Stages.RankK != c.Stages.RankK || len(r.Head.Metrics.Profile) != len(want.Profile) {
 			t.Errorf("head L2 H3: worker %+v, core err %v stages %+v", r.Head, want.Err, c.Stages)
 		}
 	}
@@ -193,14 +194,14 @@ func TestWorkerProtocol(t *testing.T) {
 func checkGrid(t *testing.T, m *core.Model, raw []rawAnswer, id int, method string, p core.Params) {
 	t.Helper()
 	s := m.Sample
-	var cells []proto.Cell
-	var mean proto.Num
+	var cells []core.Metrics
+	var mean result.Num
 	na := ""
 	for _, a := range raw {
 		if a.ID != id {
 			continue
 		}
-		var r proto.Response
+		var r wire.Response
 		if err := json.Unmarshal([]byte(a.JSON), &r); err != nil {
 			t.Fatalf("answer %s: %v", a.JSON, err)
 		}
@@ -227,7 +228,7 @@ func checkGrid(t *testing.T, m *core.Model, raw []rawAnswer, id int, method stri
 	}
 	for _, c := range cells {
 		want := native[c.Layer*s.H+c.Head]
-		if float64(c.Err) != want.Err || float64(c.ErrMax) != want.ErrMax || float64(c.Cos) != want.Cos || float64(c.Ratio) != want.Ratio {
+		if c.Err != want.Err || c.ErrMax != want.ErrMax || c.Cos != want.Cos || c.Ratio != want.Ratio {
 			t.Errorf("%s at %v, L%d H%d: worker err %v max %v cos %v ratio %v; core %v %v %v %v", method, p.Ratio, c.Layer, c.Head, c.Err, c.ErrMax, c.Cos, c.Ratio, want.Err, want.ErrMax, want.Cos, want.Ratio)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/haeols/haeols/assets"
 	"github.com/haeols/haeols/ui/heatmap"
-	"github.com/haeols/haeols/ui/proto"
+	"github.com/haeols/haeols/wire"
 )
 
 func TestNewLayout(t *testing.T) {
@@ -66,7 +66,7 @@ func testFigure(t *testing.T) Figure {
 	for c := range classes {
 		classes[c] = byte([]heatmap.Class{heatmap.Sink, heatmap.Anchor, heatmap.Recent, heatmap.Evicted}[c%4])
 	}
-	d, err := heatmap.NewData(proto.Maps{Rows: rows, Cols: cols, Calib: 6, Needles: []int{20}, Method: "topk"}, orig, comp, nil, classes, nil)
+	d, err := heatmap.NewData(wire.Maps{Rows: rows, Cols: cols, Calib: 6, Needles: []int{20}, Method: "topk"}, orig, comp, nil, classes, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

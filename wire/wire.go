@@ -1,4 +1,4 @@
-// Package proto is the message protocol between the pages of the haeols web
+// Package wire is the message protocol between the pages of the haeols web
 // app (the vugu UI, the embed page) and the core running in a Web Worker,
 // and between the UI and the ebiten heatmap page.
 //
@@ -7,12 +7,12 @@
 // float arrays (attention maps) travel as transferred ArrayBuffers of
 // little-endian float32 (or uint8 for classes) named in the JSON, never
 // inside it. Numbers that can be NaN (metrics a method cannot produce) are
-// encoded as null via Num.
+// encoded as null (result.Num).
 //
 // Maps for the app's heatmap page (Request.Direct) travel as relay
-// messages, {relay: "heatmap", key, json, buffers}, which the app page
-// passes on to the heatmap page as they arrive, in order, without reading
-// them. The key names the head's unchanging part: its original map (buffer
+// messages, {json, buffers} with an Envelope (Relay RelayHeatmap, Key,
+// View, Seq, ...), which the app page passes on to the heatmap page as
+// they arrive, in order, without reading them. The key names the head's unchanging part: its original map (buffer
 // "orig"), Maps.TokenText and Maps.Needles. The worker sends that part with
 // the first message of a key and leaves it out while the heatmap page still
 // holds it: both ends remember the keys sent with it in a Recent, fed the
@@ -24,21 +24,23 @@
 // positions a person may scrub to next (Maps.Ahead, each named by its
 // Maps.View, a ViewKey), which the heatmap page keeps without drawing. On
 // every change of the view the app page posts the heatmap page a show
-// message, {show: view, seq: the head request's ID}, straight away; when
+// message, an Envelope of Show (the view) and Seq (the head request's
+// ID), straight away; when
 // the heatmap page holds that view's maps it draws them at once, as the
 // maps of that request, without waiting for the worker. A heatmap page
 // never draws maps older (a lower Seq) than those on screen, nor the same
 // view again.
-package proto
+package wire
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/haeols/haeols/core/result"
 )
 
 // Ops of a Request.
@@ -250,6 +252,11 @@ type Info struct {
 	Needles      []int    `json:"needles,omitempty"`
 	NeedleProbes []int    `json:"needle_probes,omitempty"`
 	Methods      []Method `json:"methods"`
+	// Defaults are the core's default parameters (core.DefaultRatio,
+	// core.DefaultParams) and Sliders their ranges (the package's
+	// Sliders), for a page that does not link the core (the embed page).
+	Defaults Params   `json:"defaults"`
+	Sliders  []Slider `json:"sliders"`
 	// Eval is set when the sample is a model's run of a prompt: what
 	// OpEval compares against.
 	Eval *EvalInfo `json:"eval,omitempty"`
@@ -286,11 +293,11 @@ type EvalInfo struct {
 	// Top is the full cache's most likely token after each position
 	// Prefix-1 .. N-1, Free its free run after the prefix (FreeText per
 	// token), Found per answer span whether it predicts every token.
-	Top       []int    `json:"top"`
-	Free      []int    `json:"free"`
-	FreeText  []string `json:"free_text"`
-	Found     []bool   `json:"found"`
-	NeedleAcc Num      `json:"needle_acc"`
+	Top       []int      `json:"top"`
+	Free      []int      `json:"free"`
+	FreeText  []string   `json:"free_text"`
+	Found     []bool     `json:"found"`
+	NeedleAcc result.Num `json:"needle_acc"`
 }
 
 // EvalResult is one method at one ratio end to end (eval.Result): the
@@ -301,22 +308,22 @@ type EvalInfo struct {
 // Diverge -1: the continuation's numbers are ready at half the cost),
 // then whole.
 type EvalResult struct {
-	Method      string   `json:"method"`
-	Params      Params   `json:"params"`
-	NA          string   `json:"na,omitempty"`
-	Used        Num      `json:"used"`
-	KL          Num      `json:"kl"`
-	KLMax       Num      `json:"kl_max"`
-	Agree       Num      `json:"agree"`
-	PPLRatio    Num      `json:"ppl_ratio"`
-	NeedleAcc   Num      `json:"needle_acc"`
-	Diverge     int      `json:"diverge"`
-	KLs         []Num    `json:"kls,omitempty"`
-	Top         []int    `json:"top,omitempty"`
-	Found       []bool   `json:"found,omitempty"`
-	Free        []int    `json:"free,omitempty"`
-	FreeText    []string `json:"free_text,omitempty"`
-	FreePending bool     `json:"free_pending,omitempty"`
+	Method      string       `json:"method"`
+	Params      Params       `json:"params"`
+	NA          string       `json:"na,omitempty"`
+	Used        result.Num   `json:"used"`
+	KL          result.Num   `json:"kl"`
+	KLMax       result.Num   `json:"kl_max"`
+	Agree       result.Num   `json:"agree"`
+	PPLRatio    result.Num   `json:"ppl_ratio"`
+	NeedleAcc   result.Num   `json:"needle_acc"`
+	Diverge     int          `json:"diverge"`
+	KLs         []result.Num `json:"kls,omitempty"`
+	Top         []int        `json:"top,omitempty"`
+	Found       []bool       `json:"found,omitempty"`
+	Free        []int        `json:"free,omitempty"`
+	FreeText    []string     `json:"free_text,omitempty"`
+	FreePending bool         `json:"free_pending,omitempty"`
 }
 
 // Method names and describes one compression method.
@@ -325,40 +332,30 @@ type Method struct {
 	Describe string `json:"describe"`
 }
 
-// Cell is one head's numbers in the grid.
-type Cell struct {
-	Layer      int `json:"layer"`
-	Head       int `json:"head"`
-	Err        Num `json:"err"`
-	ErrMax     Num `json:"err_max"`
-	ErrP95     Num `json:"err_p95"`
-	ErrCal     Num `json:"err_cal"`
-	Cos        Num `json:"cos"`
-	Ratio      Num `json:"ratio"`
-	NeedleErr  Num `json:"needle_err"`
-	RowEntropy Num `json:"row_entropy"`
-}
-
-// GridPart carries the cells of one KV head's query heads; the last part
-// has Done set on the Response and MeanErr filled.
+// GridPart carries the cells of one KV head's query heads (their
+// Metrics without Profile and Needles); the last part has Done set on the
+// Response and MeanErr filled.
 type GridPart struct {
-	Method  string  `json:"method"`
-	Ratio   float64 `json:"ratio"`
-	Cells   []Cell  `json:"cells"`
-	MeanErr Num     `json:"mean_err"`
+	Method  string           `json:"method"`
+	Ratio   float64          `json:"ratio"`
+	Cells   []result.Metrics `json:"cells"`
+	MeanErr result.Num       `json:"mean_err"`
 	// NA explains why the method has no numbers at this ratio (e.g. quant
 	// below its smallest width); Cells is then empty.
 	NA string `json:"na,omitempty"`
 }
 
-// HeadResult is one head in detail.
+// HeadResult is one head in detail: the request's Method, and, unless NA
+// says why the method has none at this ratio, the head's Metrics (with the
+// error per probe query, Profile, and the needle tokens' fates), the
+// cache's Stages, its budget and the full cache's bits (core.Budget).
 type HeadResult struct {
-	Cell
-	Method  string   `json:"method"`
-	Profile []Num    `json:"profile"` // per probe query error
-	Stages  Stages   `json:"stages"`
-	NA      string   `json:"na,omitempty"`
-	Needles []Needle `json:"needles,omitempty"`
+	Method     string         `json:"method"`
+	Metrics    result.Metrics `json:"metrics"`
+	Stages     result.Stages  `json:"stages"`
+	BudgetBits int64          `json:"budget_bits"`
+	FullBits   int64          `json:"full_bits"`
+	NA         string         `json:"na,omitempty"`
 	// Maps is the heatmap page's message for the attention maps, whose
 	// buffers come with this answer, when they were asked for and not sent
 	// to the heatmap page directly; MapsDirect says they were.
@@ -369,42 +366,14 @@ type HeadResult struct {
 	Model int `json:"model,omitempty"`
 }
 
-// Needle is a needle token's fate.
-type Needle struct {
-	Pos   int    `json:"pos"`
-	Class string `json:"class"`
-}
-
-// Stages are the numbers behind a compressed cache (core.Stages).
-type Stages struct {
-	Sinks        int     `json:"sinks"`
-	Recent       int     `json:"recent"`
-	Anchors      int     `json:"anchors"`
-	Bin          int     `json:"bin"`
-	Summaries    int     `json:"summaries"`
-	Dropped      int     `json:"dropped"`
-	RankK        int     `json:"rank_k"`
-	RankV        int     `json:"rank_v"`
-	EnergyK      float64 `json:"energy_k"`
-	EnergyV      float64 `json:"energy_v"`
-	ExtraAnchors int     `json:"extra_anchors"`
-	ExactBits    int64   `json:"exact_bits"`
-	SummaryBits  int64   `json:"summary_bits"`
-	BudgetBits   int64   `json:"budget_bits"`
-	FullBits     int64   `json:"full_bits"`
-	QuantBits    int     `json:"quant_bits"`
-	LowRank      int     `json:"low_rank"`
-	FitResidual  float64 `json:"fit_residual"`
-}
-
 // Curve is error vs ratio: Err[m][r] for Methods[m] at Ratios[r] (null
 // where the method does not fit that ratio).
 type Curve struct {
-	Layer   int       `json:"layer"`
-	Head    int       `json:"head"`
-	Methods []string  `json:"methods"`
-	Ratios  []float64 `json:"ratios"`
-	Err     [][]Num   `json:"err"`
+	Layer   int            `json:"layer"`
+	Head    int            `json:"head"`
+	Methods []string       `json:"methods"`
+	Ratios  []float64      `json:"ratios"`
+	Err     [][]result.Num `json:"err"`
 }
 
 // Maps is the message to the heatmap page (buffers "orig" Rows x Cols
@@ -413,15 +382,15 @@ type Curve struct {
 // makes it; the page that asked forwards it, or the app page relays it
 // (Request.Direct; see the package comment).
 type Maps struct {
-	Title     string   `json:"title"`
-	Method    string   `json:"method"`
-	Ratio     float64  `json:"ratio"`
-	Err       Num      `json:"err"`
-	Rows      int      `json:"rows"`
-	Cols      int      `json:"cols"`
-	Calib     int      `json:"calib"`
-	TokenText []string `json:"token_text,omitempty"` // per column (prefix) and per probe row
-	Needles   []int    `json:"needles,omitempty"`
+	Title     string     `json:"title"`
+	Method    string     `json:"method"`
+	Ratio     float64    `json:"ratio"`
+	Err       result.Num `json:"err"`
+	Rows      int        `json:"rows"`
+	Cols      int        `json:"cols"`
+	Calib     int        `json:"calib"`
+	TokenText []string   `json:"token_text,omitempty"` // per column (prefix) and per probe row
+	Needles   []int      `json:"needles,omitempty"`
 	// Panel selects what to draw: "all" (original | compressed | difference),
 	// or one of "orig", "comp", "diff".
 	Panel string `json:"panel"`
@@ -523,32 +492,6 @@ func (r *Recent[V]) Put(key string, v V) {
 
 // Reset forgets everything.
 func (r *Recent[V]) Reset() { r.keys, r.vals = nil, nil }
-
-// Num is a float64 that encodes NaN and infinities as JSON null.
-type Num float64
-
-// MarshalJSON encodes NaN and ±Inf as null.
-func (n Num) MarshalJSON() ([]byte, error) {
-	f := float64(n)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(f)
-}
-
-// UnmarshalJSON decodes null as NaN.
-func (n *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = Num(math.NaN())
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*n = Num(f)
-	return nil
-}
 
 // Ahead holds maps ahead by view (see the package comment): at most
 // AheadMax, all of the ViewPrefix of the latest put; putting a view of

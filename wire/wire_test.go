@@ -1,9 +1,7 @@
-package proto
+package wire
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"testing"
 )
 
@@ -100,22 +98,6 @@ func TestRecentReset(t *testing.T) {
 					t.Fatalf("step %d: the worker holds %q, the page does not", i, h)
 				}
 			}
-		}
-	}
-}
-
-func TestNumJSON(t *testing.T) {
-	for _, x := range []float64{0, 1.5, -2, math.NaN(), math.Inf(1)} {
-		b, err := json.Marshal(Num(x))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back Num
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatal(err)
-		}
-		if finite := !math.IsNaN(x) && !math.IsInf(x, 0); finite && float64(back) != x || !finite && !math.IsNaN(float64(back)) {
-			t.Errorf("%v -> %s -> %v", x, b, back)
 		}
 	}
 }
