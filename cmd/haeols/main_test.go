@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
 )
 
 // cli runs the tool in-process and returns the exit code, stdout and stderr.
