@@ -46,6 +46,7 @@ func main() {
 	for ok := true; ok; ok = renderer.EventWait() {
 		t0 := perf.Call("now").Float()
 		build := buildEnv.RunBuild(root)
+		ui.ASCIIContent(build.Out)
 		t1 := perf.Call("now").Float()
 		if err := renderer.Render(build); err != nil {
 			log.Fatalf("app: render: %v", err)
