@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,49 +65,7 @@ func TestAppSaysGGUF(t *testing.T) {
 	if got.Seq != s.Text || !strings.HasPrefix(s.Text, prompt) {
 		t.Errorf("sequence text:\n browser %q\n CLI     %q", got.Seq, s.Text)
 	}
-	if got.Full != s.Full.FreeText {
-		t.Errorf("full cache's free run: browser %q, CLI %q", got.Full, s.Full.FreeText)
-	}
-	str := func(p *float64) string {
-		if p == nil {
-			return "NaN"
-		}
-		return strconv.FormatFloat(*p, 'g', -1, 64)
-	}
-	for _, r := range doc.Records {
-		row, ok := got.Rows[r.Method]
-		if !ok {
-			t.Errorf("the browser shows no row for %s", r.Method)
-			continue
-		}
-		if r.NA != "" {
-			if row["kl"] != "" {
-				t.Errorf("%s: the CLI says n/a (%s), the browser kl %s", r.Method, r.NA, row["kl"])
-			}
-			continue
-		}
-		want := map[string]string{"used": str(r.Used), "kl": str(r.KL), "kl_max": str(r.KLMax), "agree": str(r.Agree),
-			"ppl_ratio": str(r.PPL), "needle_acc": str(r.Needle), "diverge": strconv.Itoa(*r.Diverge)}
-		for k, v := range want {
-			if row[k] != v {
-				t.Errorf("%s %s: browser %s, CLI %s", r.Method, k, row[k], v)
-			}
-		}
-		if r.Method == "hae-ols" {
-			if got.Method != r.FreeText {
-				t.Errorf("hae-ols free run: browser %q, CLI %q", got.Method, r.FreeText)
-			}
-			if len(got.KLs) != len(r.KLs) {
-				t.Fatalf("per-position KL: browser %d values, CLI %d", len(got.KLs), len(r.KLs))
-			}
-			for i := range r.KLs {
-				if got.KLs[i] != str(r.KLs[i]) {
-					t.Errorf("KL after position %d: browser %s, CLI %s", s.Prefix+i, got.KLs[i], str(r.KLs[i]))
-					break
-				}
-			}
-		}
-	}
+	saysMatchesCLI(t, got, doc)
 	if q := appQuery(t, b); q.Get("prompt") != prompt || q.Get("sample") != "file:bytes.gguf" {
 		t.Errorf("the URL does not hold the prompt and the file's name: %v", q)
 	}
