@@ -103,7 +103,7 @@ func cmdHeatmap(e *env, args []string) error {
 	layer := fs.Int("layer", 0, "layer")
 	head := fs.Int("head", 0, "query head")
 	method := fs.String("method", "hae-ols", "method: "+strings.Join(core.MethodNames(), ", "))
-	ratio := fs.Float64("ratio", 0.3, "compression ratio in (0, 1]")
+	ratio := fs.Float64("ratio", core.DefaultRatio, "compression ratio in (0, 1]")
 	out := fs.String("o", "heatmap.png", "output PNG file (- for standard output)")
 	floor := fs.Float64("floor", heatmap.DefaultFloor, "lowest attention shown, in (0, 0.1]: the colour scale is log10 from it to 1")
 	pf := addParamFlags(fs)

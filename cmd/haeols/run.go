@@ -39,7 +39,7 @@ Example:
 
 func cmdRun(e *env, args []string) error {
 	fs := newFlags("run")
-	ratio := fs.Float64("ratio", 0.3, "compression ratio in (0, 1]: memory kept over full memory")
+	ratio := fs.Float64("ratio", core.DefaultRatio, "compression ratio in (0, 1]: memory kept over full memory")
 	methodsFlag := fs.String("methods", "all", methodsHelp())
 	layer := fs.Int("layer", -1, "only this layer (-1: all)")
 	head := fs.Int("head", -1, "only this query head (-1: all)")
