@@ -52,10 +52,7 @@ func TestAppSaysGGUF(t *testing.T) {
 	}
 	b.WaitFor(saysReady, 120*time.Second, saysState)
 	const prompt = "The pass key is 4821. Remember it."
-	MustEval[bool](b, fmt.Sprintf(`(() => { const p = document.getElementById("prompt"); p.value = %q;
-		p.dispatchEvent(new Event("input", {bubbles: true}));
-		p.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true})); return true })()`, prompt))
-	b.WaitFor(fmt.Sprintf(`document.getElementById("says-seq").textContent.includes(%q) && %s`, prompt, saysReady), 120*time.Second, saysState)
+	runPrompt(b, prompt)
 	setSlider(b, "ratio", 0.25)
 	b.WaitFor(saysAllDone, 120*time.Second, saysState)
 	got := MustEval[saysShown](b, saysShownJS)

@@ -188,10 +188,7 @@ func TestAppSaysMatchesCLI(t *testing.T) {
 	}
 	b.WaitFor(saysReady, 120*time.Second, saysState)
 	const prompt = "The pass key is 4821. Remember it."
-	MustEval[bool](b, fmt.Sprintf(`(() => { const p = document.getElementById("prompt"); p.value = %q;
-		p.dispatchEvent(new Event("input", {bubbles: true}));
-		p.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true})); return true })()`, prompt))
-	b.WaitFor(fmt.Sprintf(`document.getElementById("says-seq").textContent.includes(%q) && %s`, prompt, saysReady), 120*time.Second, saysState)
+	runPrompt(b, prompt)
 	setSlider(b, "ratio", 0.25)
 	b.WaitFor(saysAllDone, 120*time.Second, saysState)
 	got := MustEval[saysShown](b, saysShownJS)
@@ -358,4 +355,13 @@ func saysMatchesCLI(t *testing.T, got saysShown, doc cliDoc) {
 			}
 		}
 	}
+}
+
+// runPrompt types prompt into the page's prompt box, presses Enter and
+// waits until What the model says shows the run of it.
+func runPrompt(b *Browser, prompt string) {
+	MustEval[bool](b, fmt.Sprintf(`(() => { const p = document.getElementById("prompt"); p.value = %q;
+		p.dispatchEvent(new Event("input", {bubbles: true}));
+		p.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true})); return true })()`, prompt))
+	b.WaitFor(fmt.Sprintf(`document.getElementById("says-seq").textContent.includes(%q) && %s`, prompt, saysReady), 120*time.Second, saysState)
 }
