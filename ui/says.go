@@ -266,15 +266,16 @@ func saysCells(r *wire.EvalResult, gen int) []saysCell {
 		}
 		return Fmt(x), strconv.FormatFloat(float64(x), 'g', -1, 64)
 	}
-	vals := []result.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, 0, r.NeedleAcc}
+	vals := []result.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.Diverge, r.NeedleAcc}
 	for i := range cells {
 		if saysColumns[i] == "diverge" {
 			if r.FreePending {
 				continue // "…" until the free run comes
 			}
-			cells[i].Value = strconv.Itoa(r.Diverge)
-			cells[i].Text = strconv.Itoa(r.Diverge)
-			if r.Diverge >= gen {
+			d := int(r.Diverge)
+			cells[i].Value = strconv.Itoa(d)
+			cells[i].Text = cells[i].Value
+			if d >= gen {
 				cells[i].Text = "never"
 			}
 			continue

@@ -278,7 +278,7 @@ func (c *Root) SaysFull() vugu.HTML {
 	}
 	div := len(ev.Free)
 	if r := c.evalOf(c.S.Method); r != nil && r.NA == "" && !r.FreePending {
-		div = r.Diverge
+		div = int(r.Diverge)
 	}
 	return vugu.HTML(FreeRunHTML(ev.FreeText, div, !ev.Tokenizer))
 }
@@ -296,7 +296,7 @@ func (c *Root) SaysMethod() vugu.HTML {
 	case r.FreePending:
 		return `<span class="none">generating…</span>`
 	}
-	return vugu.HTML(FreeRunHTML(r.FreeText, r.Diverge, !ev.Tokenizer))
+	return vugu.HTML(FreeRunHTML(r.FreeText, int(r.Diverge), !ev.Tokenizer))
 }
 
 // SaysDiverge says where the free runs part.
@@ -305,10 +305,10 @@ func (c *Root) SaysDiverge() string {
 	switch {
 	case ev == nil || r == nil || r.NA != "" || r.FreePending:
 		return ""
-	case r.Diverge >= len(ev.Free):
+	case int(r.Diverge) >= len(ev.Free):
 		return fmt.Sprintf("the same %d tokens", len(ev.Free))
 	}
-	return fmt.Sprintf("diverges at token %d of %d", r.Diverge+1, len(ev.Free))
+	return fmt.Sprintf("diverges at token %d of %d", int(r.Diverge)+1, len(ev.Free))
 }
 
 // SaysRows are the compared methods' end-to-end numbers, the primary

@@ -308,22 +308,12 @@ type EvalInfo struct {
 // Diverge -1: the continuation's numbers are ready at half the cost),
 // then whole.
 type EvalResult struct {
-	Method      string       `json:"method"`
-	Params      Params       `json:"params"`
-	NA          string       `json:"na,omitempty"`
-	Used        result.Num   `json:"used"`
-	KL          result.Num   `json:"kl"`
-	KLMax       result.Num   `json:"kl_max"`
-	Agree       result.Num   `json:"agree"`
-	PPLRatio    result.Num   `json:"ppl_ratio"`
-	NeedleAcc   result.Num   `json:"needle_acc"`
-	Diverge     int          `json:"diverge"`
-	KLs         []result.Num `json:"kls,omitempty"`
-	Top         []int        `json:"top,omitempty"`
-	Found       []bool       `json:"found,omitempty"`
-	Free        []int        `json:"free,omitempty"`
-	FreeText    []string     `json:"free_text,omitempty"`
-	FreePending bool         `json:"free_pending,omitempty"`
+	Params Params `json:"params"`
+	result.Eval
+	// FreeText is the free run's tokens as text, one string per token
+	// (Free); FreePending says that the free run is still to come.
+	FreeText    []string `json:"free_text,omitempty"`
+	FreePending bool     `json:"free_pending,omitempty"`
 }
 
 // Method names and describes one compression method.

@@ -395,22 +395,10 @@ type evalFullDoc struct {
 // evalRecord is one method at one ratio on one sequence, with the metric
 // names of HAE-OLS.md section 8.
 type evalRecord struct {
-	Sequence  int          `json:"sequence"`
-	Method    string       `json:"method"`
-	Ratio     float64      `json:"ratio"`
-	NA        string       `json:"na,omitempty"`
-	Used      result.Num   `json:"used"`
-	KL        result.Num   `json:"kl"`
-	KLMax     result.Num   `json:"kl_max"`
-	Agree     result.Num   `json:"agree"`
-	PPLRatio  result.Num   `json:"ppl_ratio"`
-	Diverge   *int         `json:"diverge"`
-	NeedleAcc result.Num   `json:"needle_acc"`
-	Found     []bool       `json:"found,omitempty"`
-	KLs       []result.Num `json:"kl_profile,omitempty"`
-	Top       []int        `json:"top,omitempty"`
-	Free      []int        `json:"free,omitempty"`
-	FreeText  string       `json:"free_text,omitempty"`
+	Sequence int     `json:"sequence"`
+	Ratio    float64 `json:"ratio"`
+	result.Eval
+	FreeText string `json:"free_text,omitempty"`
 }
 
 // evalDocument gathers the runs into the JSON document (which the tables
@@ -443,18 +431,9 @@ func evalDocument(model string, codec eval.Codec, runs []evalRun) *evalDoc {
 		sd.Full = evalFullDoc{Top: ref.Top, Free: ref.Free, FreeText: text(last, ref.Free), Found: full, NeedleAcc: result.Num(share(full))}
 		doc.Sequences = append(doc.Sequences, sd)
 		for _, res := range r.results {
-			rec := evalRecord{Sequence: i, Method: res.Method, Ratio: res.Ratio, NA: res.NA}
+			rec := evalRecord{Sequence: i, Ratio: res.Ratio, Eval: res.Plain()}
 			if res.NA == "" {
-				d := res.Diverge
-				rec.Used, rec.KL, rec.KLMax, rec.Agree = result.Num(res.Used), result.Num(res.KL), result.Num(res.KLMax), result.Num(res.Agree)
-				rec.PPLRatio, rec.Diverge, rec.NeedleAcc, rec.Found = result.Num(res.PPLRatio), &d, result.Num(res.NeedleAcc), res.Found
-				rec.Top, rec.Free, rec.FreeText = res.Top, res.Free, text(last, res.Free)
-				for _, k := range res.KLs {
-					rec.KLs = append(rec.KLs, result.Num(k))
-				}
-			} else {
-				nan := result.Num(math.NaN())
-				rec.Used, rec.KL, rec.KLMax, rec.Agree, rec.PPLRatio, rec.NeedleAcc = nan, nan, nan, nan, nan, nan
+				rec.FreeText = text(last, res.Free)
 			}
 			doc.Records = append(doc.Records, rec)
 		}
@@ -518,7 +497,7 @@ func (a *evalAgg) add(r *evalRecord, depth float64) {
 		a.ppl += p
 		a.pplN++
 	}
-	a.diverge += float64(*r.Diverge)
+	a.diverge += float64(r.Diverge)
 	f := 0
 	for _, x := range r.Found {
 		if x {
@@ -659,7 +638,7 @@ func writeEvalCSV(w io.Writer, doc *evalDoc) error {
 			row = append(row, "n/a: "+r.NA, "", "", "", "", "", "", "")
 		} else {
 			row = append(row, "ok", csvFloat(float64(r.Used)), csvFloat(float64(r.KL)), csvFloat(float64(r.KLMax)), csvFloat(float64(r.Agree)),
-				csvFloat(float64(r.PPLRatio)), strconv.Itoa(*r.Diverge), csvFloat(float64(r.NeedleAcc)))
+				csvFloat(float64(r.PPLRatio)), strconv.Itoa(int(r.Diverge)), csvFloat(float64(r.NeedleAcc)))
 		}
 		if err := cw.Write(row); err != nil {
 			return err
@@ -678,8 +657,8 @@ func printFreeRuns(w io.Writer, doc *evalDoc) {
 			if r.Sequence != i || r.NA != "" {
 				continue
 			}
-			ref, got := freeText(doc, s.last, s.Full.Free, *r.Diverge), freeText(doc, s.last, r.Free, *r.Diverge)
-			fmt.Fprintf(w, "\nsequence %d, %s at ratio %g: diverges at token %d of %d\n", i, r.Method, r.Ratio, *r.Diverge, len(r.Free))
+			ref, got := freeText(doc, s.last, s.Full.Free, int(r.Diverge)), freeText(doc, s.last, r.Free, int(r.Diverge))
+			fmt.Fprintf(w, "\nsequence %d, %s at ratio %g: diverges at token %d of %d\n", i, r.Method, r.Ratio, int(r.Diverge), len(r.Free))
 			left, right := wrapCols(ref, col), wrapCols(got, col)
 			fmt.Fprintf(w, "  %-*s | %s\n", col, "full cache", r.Method)
 			for k := 0; k < max(len(left), len(right)); k++ {

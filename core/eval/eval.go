@@ -28,6 +28,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/kvcache"
+	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/core/xmath"
 )
@@ -282,6 +283,25 @@ type Result struct {
 	// when the sequence marks no answers).
 	Found     []bool
 	NeedleAcc float64
+}
+
+// Plain is r as plain data for JSON: its numbers as result.Num, NaN for
+// every one of them when the method has none (NA).
+func (r *Result) Plain() result.Eval {
+	e := result.Eval{Method: r.Method, NA: r.NA}
+	if r.NA != "" {
+		nan := result.Num(math.NaN())
+		e.Used, e.KL, e.KLMax, e.Agree, e.PPLRatio, e.Diverge, e.NeedleAcc = nan, nan, nan, nan, nan, nan, nan
+		return e
+	}
+	e.Used, e.KL, e.KLMax, e.Agree = result.Num(r.Used), result.Num(r.KL), result.Num(r.KLMax), result.Num(r.Agree)
+	e.PPLRatio, e.Diverge, e.NeedleAcc = result.Num(r.PPLRatio), result.Num(r.Diverge), result.Num(r.NeedleAcc)
+	e.Found, e.Top, e.Free = r.Found, r.Top, r.Free
+	e.KLs = make([]result.Num, len(r.KLs))
+	for i, k := range r.KLs {
+		e.KLs[i] = result.Num(k)
+	}
+	return e
 }
 
 // Evaluate compresses every layer's and KV head's prefix cache with the

@@ -108,8 +108,8 @@ func sameBits(t *testing.T, what string, got *wire.EvalResult, want *eval.Result
 		return
 	}
 	if float64(got.KL) != want.KL || float64(got.KLMax) != want.KLMax || float64(got.Agree) != want.Agree || float64(got.PPLRatio) != want.PPLRatio ||
-		float64(got.Used) != want.Used || got.Diverge != want.Diverge || !slices.Equal(got.Top, want.Top) || !slices.Equal(got.Free, want.Free) {
-		t.Errorf("%s %s: kl %v agree %v ppl %v diverge %d, want %v %v %v %d", what, want.Method, got.KL, got.Agree, got.PPLRatio, got.Diverge, want.KL, want.Agree, want.PPLRatio, want.Diverge)
+		float64(got.Used) != want.Used || int(got.Diverge) != want.Diverge || !slices.Equal(got.Top, want.Top) || !slices.Equal(got.Free, want.Free) {
+		t.Errorf("%s %s: kl %v agree %v ppl %v diverge %d, want %v %v %v %d", what, want.Method, got.KL, got.Agree, got.PPLRatio, int(got.Diverge), want.KL, want.Agree, want.PPLRatio, want.Diverge)
 	}
 	for k, x := range want.KLs {
 		if float64(got.KLs[k]) != x {
@@ -307,7 +307,7 @@ func TestLoadCheckpointKJV(t *testing.T) {
 			sameBits(t, kind, got[mt], want)
 			a, b := float64(got[mt].KL), float64(binRes[mt].KL)
 			if math.Abs(a-b) > 1e-4+0.02*b || got[mt].Diverge != binRes[mt].Diverge {
-				t.Errorf("%s %s: kl %v diverge %d, kjv3m.bin %v %d", kind, mt, a, got[mt].Diverge, b, binRes[mt].Diverge)
+				t.Errorf("%s %s: kl %v diverge %v, kjv3m.bin %v %v", kind, mt, a, got[mt].Diverge, b, binRes[mt].Diverge)
 			}
 			if a != b {
 				t.Logf("%s %s: kl %v, kjv3m.bin %v (float32 rounding)", kind, mt, a, b)

@@ -505,27 +505,16 @@ func (st *lmState) result(method string, p core.Params, pp wire.Params, forcedOn
 		return nil, err
 	}
 	whole := *r
-	whole.Free, whole.Diverge, whole.FreePending = free, div, false
+	whole.Free, whole.Diverge, whole.FreePending = free, result.Num(div), false
 	whole.FreeText = st.texts(st.ref.Seq.Tokens[st.ref.Seq.Prefix-1], free)
 	st.results[k] = &whole
 	return &whole, nil
 }
 
-// resultOf is the wire form of a teacher-forced result (eval.EvaluateForced).
+// resultOf is the wire form of a teacher-forced result
+// (eval.EvaluateForced); its free run follows (lmState.result).
 func resultOf(res *eval.Result, pp wire.Params) *wire.EvalResult {
-	nan := result.Num(math.NaN())
-	r := &wire.EvalResult{Method: res.Method, Params: pp, NA: res.NA}
-	if res.NA != "" {
-		r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.NeedleAcc = nan, nan, nan, nan, nan, nan
-		return r
-	}
-	r.Used, r.KL, r.KLMax, r.Agree = result.Num(res.Used), result.Num(res.KL), result.Num(res.KLMax), result.Num(res.Agree)
-	r.PPLRatio, r.NeedleAcc, r.Diverge = result.Num(res.PPLRatio), result.Num(res.NeedleAcc), res.Diverge
-	r.KLs = make([]result.Num, len(res.KLs))
-	for i, k := range res.KLs {
-		r.KLs[i] = result.Num(k)
-	}
-	// The free run follows (lmState.result).
-	r.Top, r.Found, r.FreePending = res.Top, res.Found, true
+	r := &wire.EvalResult{Params: pp, Eval: res.Plain()}
+	r.FreePending = res.NA == ""
 	return r
 }
