@@ -146,13 +146,22 @@ func CheckMagnitudes(s *sample.Sample) error {
 	return nil
 }
 
-// maxAbs is the largest |x[i]|.
+// maxAbs is the largest |x[i]| (NaN if x holds one). It compares the
+// numbers' bits without the sign, which order as the magnitudes do, in
+// four independent maxima.
 func maxAbs(x []float32) float64 {
-	var m float32
-	for _, v := range x {
-		m = max(m, v, -v)
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m0 = max(m0, math.Float32bits(x[i])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(x[i+1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(x[i+2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(x[i+3])&0x7fffffff)
 	}
-	return float64(m)
+	for ; i < len(x); i++ {
+		m0 = max(m0, math.Float32bits(x[i])&0x7fffffff)
+	}
+	return float64(math.Float32frombits(max(m0, m1, m2, m3)))
 }
 
 // mib formats a byte count in MiB.

@@ -9,7 +9,10 @@
 // conversions are exact.
 package half
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Bit layouts.
 const (
@@ -107,3 +110,44 @@ func F32ToBF16(f float32) uint16 {
 // RoundBF16 returns f rounded to the nearest bfloat16 (ties to even), as a
 // float32: BF16ToF32(F32ToBF16(f)).
 func RoundBF16(f float32) float32 { return BF16ToF32(F32ToBF16(f)) }
+
+// f16Table holds F16ToF32 of every float16 (256 KiB), made on first use.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for h := range t {
+		t[h] = F16ToF32(uint16(h))
+	}
+	return t
+})
+
+// DecodeF16 widens len(dst) float16s stored in src (2 bytes each, little
+// endian unless bigEndian) into dst, exactly: F16ToF32 of each, looked up
+// in a table.
+func DecodeF16(dst []float32, src []byte, bigEndian bool) {
+	t := f16Table()
+	src = src[:2*len(dst)]
+	if bigEndian {
+		for i := range dst {
+			dst[i] = t[uint16(src[2*i])<<8|uint16(src[2*i+1])]
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = t[uint16(src[2*i])|uint16(src[2*i+1])<<8]
+	}
+}
+
+// DecodeBF16 widens len(dst) bfloat16s stored in src (2 bytes each, little
+// endian unless bigEndian) into dst, exactly.
+func DecodeBF16(dst []float32, src []byte, bigEndian bool) {
+	src = src[:2*len(dst)]
+	if bigEndian {
+		for i := range dst {
+			dst[i] = math.Float32frombits(uint32(src[2*i])<<24 | uint32(src[2*i+1])<<16)
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(uint32(src[2*i])<<16 | uint32(src[2*i+1])<<24)
+	}
+}

@@ -333,3 +333,32 @@ func TestRoundF16(t *testing.T) {
 		}
 	}
 }
+
+// DecodeF16 and DecodeBF16 give F16ToF32 and BF16ToF32 of every 16-bit
+// pattern, bit for bit (NaN payloads too), in both byte orders.
+func TestDecodeExhaustive(t *testing.T) {
+	le, be := make([]byte, 2<<16), make([]byte, 2<<16)
+	for h := 0; h < 1<<16; h++ {
+		le[2*h], le[2*h+1] = byte(h), byte(h>>8)
+		be[2*h], be[2*h+1] = byte(h>>8), byte(h)
+	}
+	for _, c := range []struct {
+		name   string
+		decode func([]float32, []byte, bool)
+		one    func(uint16) float32
+	}{{"F16", DecodeF16, F16ToF32}, {"BF16", DecodeBF16, BF16ToF32}} {
+		for _, big := range []bool{false, true} {
+			src := le
+			if big {
+				src = be
+			}
+			dst := make([]float32, 1<<16)
+			c.decode(dst, src, big)
+			for h := range dst {
+				if got, want := math.Float32bits(dst[h]), math.Float32bits(c.one(uint16(h))); got != want {
+					t.Fatalf("%s big endian %v: %#04x gives %#08x, want %#08x", c.name, big, h, got, want)
+				}
+			}
+		}
+	}
+}

@@ -343,17 +343,19 @@ func (t *raw) convert(dst []float32, src []byte, off int) error {
 	}
 	switch t.dt.name {
 	case "F32":
+		if !t.dt.bigEndian {
+			for i := range dst {
+				dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+			}
+			break
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(bo.Uint32(src[4*i:]))
 		}
 	case "F16":
-		for i := range dst {
-			dst[i] = half.F16ToF32(bo.Uint16(src[2*i:]))
-		}
+		half.DecodeF16(dst, src, t.dt.bigEndian)
 	case "BF16":
-		for i := range dst {
-			dst[i] = half.BF16ToF32(bo.Uint16(src[2*i:]))
-		}
+		half.DecodeBF16(dst, src, t.dt.bigEndian)
 	case "F64":
 		for i := range dst {
 			f := math.Float64frombits(bo.Uint64(src[8*i:]))

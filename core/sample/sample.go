@@ -353,7 +353,7 @@ func unflatten(i int, shape []int) []int {
 
 func firstNonFinite(x []float32) int {
 	for i, v := range x {
-		if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 { // exponent all ones
 			return i
 		}
 	}

@@ -32,14 +32,10 @@ func dequantRow(t Type, dst []float32, src []byte) {
 		}
 		return
 	case F16:
-		for i := range dst {
-			dst[i] = half.F16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
-		}
+		half.DecodeF16(dst, src, false)
 		return
 	case BF16:
-		for i := range dst {
-			dst[i] = half.BF16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
-		}
+		half.DecodeBF16(dst, src, false)
 		return
 	}
 	bs, bb := t.BlockSize(), t.BlockBytes()
