@@ -484,7 +484,7 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 // groupWidth is the number of keys logitsVec packs into one group when left
 // keys remain in its tile (a multiple of 4): 8 with 8-lane kernels, else 4.
 func groupWidth(left int) int {
-	if vecLanes == 8 && left >= 8 {
+	if (vecLanes == 8 || wideKeys && vecLanes == 4) && left >= 8 {
 		return 8
 	}
 	return 4

@@ -268,3 +268,7 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 		}
 	}
 }
+
+// wideKeys is false: with 8 lanes the logits take keys 8 at a time anyway,
+// and the 4-lane path keeps 4 (see simd_wasm.go).
+const wideKeys = false

@@ -71,3 +71,6 @@ func blockDotsT4(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 	panic("kernel: built without archsimd kernels")
 }
+
+// wideKeys is false: there are no vector logits kernels (see simd_wasm.go).
+const wideKeys = false
