@@ -20,13 +20,24 @@ type bridge struct {
 	onMsg  js.Func
 }
 
-// newBridge starts the worker script at url (relative to the page).
+// newBridge starts the worker script at url (relative to the page). When
+// the page compiled app.wasm (window.haeolsAppModule, see index.html) the
+// worker gets that module as its first message and runs it (worker.js's
+// "#module"), instead of fetching and compiling app.wasm a second time.
 func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error) {
 	ctor := js.Global().Get("Worker")
 	if !ctor.Truthy() {
 		return nil, errors.New("this browser cannot run Web Workers, which the simulator needs")
 	}
-	b := &bridge{worker: ctor.New(url)}
+	var b *bridge
+	if mod := js.Global().Get("haeolsAppModule"); mod.Truthy() {
+		b = &bridge{worker: ctor.New(url + "#module")}
+		msg := js.Global().Get("Object").New()
+		setValue(msg, "module", mod)
+		b.worker.Call("postMessage", msg)
+	} else {
+		b = &bridge{worker: ctor.New(url)}
+	}
 	b.onMsg = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
 		if len(args) == 0 {
 			return nil

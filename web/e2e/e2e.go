@@ -56,8 +56,15 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// DistDir is the built site.
-func DistDir() string { return filepath.Join(RepoRoot(), "web", "dist") }
+// DistDir is the built site: web/dist, or the folder HAEOLS_DIST names
+// (another build of the site, to measure two builds alternately with one
+// test binary; the site is then not built).
+func DistDir() string {
+	if d := os.Getenv("HAEOLS_DIST"); d != "" {
+		return d
+	}
+	return filepath.Join(RepoRoot(), "web", "dist")
+}
 
 // ArtifactsDir is where screenshots go (gitignored).
 func ArtifactsDir() string { return filepath.Join(RepoRoot(), "web", "e2e", "artifacts") }
@@ -65,6 +72,9 @@ func ArtifactsDir() string { return filepath.Join(RepoRoot(), "web", "e2e", "art
 // BuildSite runs `make web` in the repository root (a no-op when web/dist
 // is up to date) and checks that the worker was built.
 func BuildSite() error {
+	if os.Getenv("HAEOLS_DIST") != "" {
+		return nil
+	}
 	cmd := exec.Command("make", "-s", "web")
 	cmd.Dir = RepoRoot()
 	out, err := cmd.CombinedOutput()
@@ -79,17 +89,20 @@ func BuildSite() error {
 	return nil
 }
 
-// overlay serves the files of top (the test pages) over those of base.
-type overlay struct{ top, base fs.FS }
+// overlay serves a file from the first of its file systems that has it
+// (the test pages and extra files over web/dist).
+type overlay []fs.FS
 
 func (o overlay) Open(name string) (fs.File, error) {
-	if f, err := o.top.Open(name); err == nil {
-		if st, err := f.Stat(); err == nil && !st.IsDir() {
-			return f, nil
+	for _, top := range o[:len(o)-1] {
+		if f, err := top.Open(name); err == nil {
+			if st, err := f.Stat(); err == nil && !st.IsDir() {
+				return f, nil
+			}
+			f.Close()
 		}
-		f.Close()
 	}
-	return o.base.Open(name)
+	return o[len(o)-1].Open(name)
 }
 
 // Site is web/dist served on 127.0.0.1, with the pages of testdata/ at its
@@ -156,6 +169,10 @@ func (s *Site) Requests() []string {
 // StartSite serves the site until the test ends.
 func StartSite(t testing.TB) *Site { return startSite(t, false) }
 
+// StartSiteWith is StartSite with the files of dir served too, over the
+// site's (e.g. dir/samples/big.safetensors as samples/big.safetensors).
+func StartSiteWith(t testing.TB, dir string) *Site { return startSite(t, false, os.DirFS(dir)) }
+
 // StartSiteNoCORS serves the site like a static host that sends no
 // Access-Control-Allow-Origin header: a sandboxed page cannot fetch its
 // files.
@@ -174,14 +191,15 @@ func (w noCORS) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func startSite(t testing.TB, dropCORS bool) *Site {
+func startSite(t testing.TB, dropCORS bool, extra ...fs.FS) *Site {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
 	site := &Site{URL: serve.URL(ln.Addr()), enc: map[string]string{}, ce: map[string]string{}, status: map[string][]int{}}
-	h := serve.Handler(overlay{os.DirFS(filepath.Join(RepoRoot(), "web", "e2e", "testdata")), os.DirFS(DistDir())})
+	layers := append(append(overlay{}, extra...), os.DirFS(filepath.Join(RepoRoot(), "web", "e2e", "testdata")), os.DirFS(DistDir()))
+	h := serve.Handler(layers)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		site.mu.Lock()
 		site.log = append(site.log, r.URL.Path)

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/sample"
+)
+
+// openMarks records, in the app page (not its frames), when each part of
+// the first answer is first on screen, in ms of performance.now() since
+// the navigation started: the selected head's numbers ("head": its title
+// carries its error), its heatmap drawn ("heatmap") and every grid cell
+// filled ("grid"). It checks once per animation frame.
+const openMarks = `(() => {
+	if (window.top !== window) return;
+	window.haeolsOpen = {};
+	// The worker's milestones: made, its first message, the load answered.
+	window.haeolsOpenWorker = {};
+	const W = window.Worker;
+	window.Worker = function (...args) {
+		const w = new W(...args);
+		window.haeolsOpenWorker.made = performance.now();
+		w.addEventListener("message", e => {
+			const o = window.haeolsOpenWorker;
+			if (!("first" in o)) o.first = performance.now();
+			const j = e.data && e.data.json;
+			if (typeof j === "string" && !("loaded" in o) && j.includes('"op":"load"') && j.includes('"done":true')) o.loaded = performance.now();
+		});
+		const post = w.postMessage.bind(w);
+		w.postMessage = (m, ...rest) => {
+			const o = window.haeolsOpenWorker;
+			if (!("sent" in o)) o.sent = performance.now();
+			return post(m, ...rest);
+		};
+		return w;
+	};
+	const marks = {
+		ui: () => document.getElementById("ratio") !== null,
+		sample: () => document.body !== null && document.body.innerText.includes("cached tokens"),
+		head: () => { const h = document.getElementById("head-title"); return h !== null && h.textContent.includes(" err ") },
+		heatmap: () => window.haeolsTimings !== undefined && window.haeolsTimings.drawn !== undefined && window.haeolsTimings.drawn.length > 0,
+		grid: () => { const cells = [...document.querySelectorAll("#grid td.cell")];
+			return cells.length > 0 && cells.every(c => c.textContent.trim() !== "…") && !document.querySelector(".status .loading") },
+	};
+	const tick = () => {
+		for (const k in marks) if (!(k in window.haeolsOpen) && marks[k]()) window.haeolsOpen[k] = performance.now();
+		if (Object.keys(window.haeolsOpen).length < 5) requestAnimationFrame(tick);
+	};
+	requestAnimationFrame(tick);
+})()`
+
+// openTimes opens the app at query in a fresh browser and returns when its
+// head, heatmap and grid were first on screen (ms since navigation).
+func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 {
+	t.Helper()
+	b := NewBrowser(t)
+	if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: openMarks})
+		return err
+	})); err != nil {
+		t.Fatalf("add the marks script: %v", err)
+	}
+	b.Navigate(site.URL + "index.html" + query)
+	if os.Getenv("HAEOLS_REVISIT") != "" {
+		b.WaitFor(`window.haeolsOpen && Object.keys(window.haeolsOpen).length === 5`, 180*time.Second, "")
+		t.Logf("first visit: %v %v", MustEval[map[string]float64](b, `window.haeolsOpenWorker`), MustEval[map[string]float64](b, `window.haeolsOpen`))
+		b.Navigate(site.URL + "index.html" + query)
+	}
+	b.WaitFor(`window.haeolsOpen && Object.keys(window.haeolsOpen).length === 5`, 180*time.Second,
+		`JSON.stringify(window.haeolsOpen) + " " + document.body.innerText.slice(0, 300)`)
+	b.Screenshot(shot)
+	t.Logf("the worker: %v", MustEval[map[string]float64](b, `window.haeolsOpenWorker`))
+	return MustEval[map[string]float64](b, `window.haeolsOpen`)
+}
+
+// TestAppOpenTimes opens the app on the default sample and on a 4,096-token
+// sample of 32 query heads (8 KV heads, d = 128; `haeols gen -preset
+// default -layers 4 -heads 8 -kv-heads 2 -tokens 4096 -dim 128`) and logs
+// when each shows the selected head's numbers, its heatmap and the whole
+// grid (docs/PERFORMANCE.md, "Opening a sample"). It asserts that all three
+// come, not how fast.
+func TestAppOpenTimes(t *testing.T) {
+	appSetup(t)
+	dir := t.TempDir()
+	cfg, err := gen.DefaultConfig("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Tokens, cfg.Dim = 4, 8, 2, 4096, 128
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "samples"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "samples", "big4k.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sample.WriteSafetensors(f, s, sample.F16); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	site := StartSiteWith(t, dir)
+	for _, c := range []struct{ name, query, shot string }{
+		{"default sample", "", "app-open-default"},
+		{"4K tokens x 32 heads", "?sample=samples/big4k.safetensors", "app-open-big4k"},
+	} {
+		tm := openTimes(t, site, c.query, c.shot)
+		t.Logf("%s: from opening the page: the UI %.0f ms, the sample's description %.0f ms, head %.0f ms, its heatmap %.0f ms, whole grid %.0f ms (first whole answer %.0f ms)",
+			c.name, tm["ui"], tm["sample"], tm["head"], tm["heatmap"], tm["grid"], max(tm["head"], tm["heatmap"], tm["grid"]))
+	}
+}
