@@ -126,3 +126,27 @@ func xlogxGo(dst, src []float32) {
 		dst[j] = h
 	}
 }
+
+// rowMax is the largest element of x (-Inf when x is empty) for the loops
+// that shift a softmax row by its maximum. Those loops differ only in
+// what they make of a NaN and of the sign of a zero maximum, which depend
+// on the order of the comparisons; any other maximum has one bit pattern,
+// whatever the order. So rowMax takes lane maxima (archsimd, 8 or 4 lanes)
+// and reports ok; when x holds a NaN, or the maximum is a zero, or there
+// are no vector kernels, ok is false and the caller runs its own loop.
+func rowMax(x []float32) (mx float32, ok bool) {
+	switch {
+	case vecLanes == 8 && len(x) >= 8:
+		mx, ok = maxT8(x)
+		for _, v := range x[len(x)&^7:] {
+			mx = max(mx, v)
+		}
+	case vecLanes > 0 && len(x) >= 4:
+		mx, ok = maxT4(x)
+		for _, v := range x[len(x)&^3:] {
+			mx = max(mx, v)
+		}
+	}
+	// The tail may hold a NaN, which max passes on.
+	return mx, ok && mx == mx && mx != 0
+}

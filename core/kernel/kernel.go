@@ -98,10 +98,13 @@ func SoftmaxRows(dst, src []float32, m, n int, mu, sum []float32) {
 		s := src[i*n : i*n+n]
 		o := dst[i*n : i*n+n]
 		o = o[:len(s)]
-		mx := float32(math.Inf(-1))
-		for _, x := range s {
-			if x > mx {
-				mx = x
+		mx, ok := rowMax(s)
+		if !ok {
+			mx = float32(math.Inf(-1))
+			for _, x := range s {
+				if x > mx {
+					mx = x
+				}
 			}
 		}
 		t := ExpShift(o, s, mx)

@@ -117,9 +117,12 @@ func (p *Partial) rescale(i int, mx float32) float32 {
 // addOwned adds the keys whose logits are row (which it overwrites with their
 // weights) and whose values are the rows of v to row i of p.
 func (p *Partial) addOwned(i int, row, v []float32) {
-	mx := float32(math.Inf(-1))
-	for _, x := range row {
-		mx = max(mx, x)
+	mx, ok := rowMax(row)
+	if !ok {
+		mx = float32(math.Inf(-1))
+		for _, x := range row {
+			mx = max(mx, x)
+		}
 	}
 	if math.IsInf(float64(mx), -1) {
 		return
@@ -133,11 +136,14 @@ func (p *Partial) addOwned(i int, row, v []float32) {
 // into the partial.
 func (p *Partial) addRow(i int, row []float32, idx []int32, v []float32) {
 	d := p.D
-	mx := float32(math.Inf(-1))
+	mx, ok := float32(math.Inf(-1)), false
 	cnt := len(row)
 	if idx == nil {
-		for _, x := range row {
-			mx = max(mx, x)
+		if mx, ok = rowMax(row); !ok {
+			mx = float32(math.Inf(-1))
+			for _, x := range row {
+				mx = max(mx, x)
+			}
 		}
 	} else {
 		cnt = len(idx)

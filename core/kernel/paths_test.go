@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"math"
 	"fmt"
 	"testing"
 )
@@ -163,3 +164,59 @@ func BenchmarkRowEntropyPaths(b *testing.B) { benchPaths(b, BenchmarkRowEntropy)
 func BenchmarkPartialAddKeysPaths(b *testing.B) { benchPaths(b, BenchmarkPartialAddKeys) }
 
 func BenchmarkPartialAddLogitsPaths(b *testing.B) { benchPaths(b, BenchmarkPartialAddLogits) }
+
+// rowMax agrees, on every path, with both loops that find a softmax row's
+// maximum (SoftmaxRows's x > mx and Partial's max) whenever it says ok,
+// and says ok whenever the answer does not hang on their order: rows of
+// every length to 40 with NaNs, signed zeros and infinities planted.
+func TestRowMaxMatchesLoops(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	specials := []float32{nan, 0, negZero, inf, -inf}
+	r := rng{s: 3}
+	for _, p := range kernelPaths() {
+		withPath(p, func() {
+			for n := 0; n <= 40; n++ {
+				for trial := 0; trial < 30; trial++ {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = r.unif() - 0.5
+					}
+					switch {
+					case trial == 1:
+						for i := range x {
+							x[i] = -inf
+						}
+					case trial == 2:
+						for i := range x {
+							x[i] = float32(math.Copysign(0, float64(r.unif())))
+						}
+					case trial >= 3 && n > 0:
+						x[r.intn(n)] = specials[trial%len(specials)]
+					}
+					greater := float32(math.Inf(-1))
+					maxed := float32(math.Inf(-1))
+					hasNaN := false
+					for _, v := range x {
+						if v > greater {
+							greater = v
+						}
+						maxed = max(maxed, v)
+						hasNaN = hasNaN || v != v
+					}
+					mx, ok := rowMax(x)
+					if !ok {
+						if p.lanes > 0 && n >= 4 && !hasNaN && maxed != 0 {
+							t.Errorf("%s n=%d trial %d: not ok for %v (max %v)", p.name, n, trial, x, maxed)
+						}
+						continue
+					}
+					if math.Float32bits(mx) != math.Float32bits(greater) || math.Float32bits(mx) != math.Float32bits(maxed) {
+						t.Errorf("%s n=%d trial %d: rowMax %v, loops %v and %v, for %v", p.name, n, trial, mx, greater, maxed, x)
+					}
+				}
+			}
+		})
+	}
+}

@@ -502,3 +502,23 @@ func blockDotsT4(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 		}
 	}
 }
+
+// maxT4 is the largest of x[:len(x)&^3] and whether none of them is NaN,
+// four lane maxima at a time (see rowMax). x holds at least 4 elements.
+func maxT4(x []float32) (float32, bool) {
+	defer clearUpper()
+	n := len(x) &^ 3
+	m := archsimd.LoadFloat32x4(x[:4:4])
+	ok := m.Equal(m)
+	for j := 4; j < n; j += 4 {
+		v := archsimd.LoadFloat32x4(x[j : j+4 : j+4])
+		m = m.Max(v)
+		ok = ok.And(v.Equal(v))
+	}
+	if !allTrue(ok) {
+		return 0, false
+	}
+	var l [4]float32
+	m.StoreArray(&l)
+	return max(l[0], l[1], l[2], l[3]), true
+}

@@ -272,3 +272,26 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 // wideKeys is false: with 8 lanes the logits take keys 8 at a time anyway,
 // and the 4-lane path keeps 4 (see simd_wasm.go).
 const wideKeys = false
+
+// maxT8 is maxT4 with 8 lanes; x holds at least 8 elements.
+func maxT8(x []float32) (float32, bool) {
+	defer clearUpper()
+	n := len(x) &^ 7
+	m := archsimd.LoadFloat32x8(x[:8:8])
+	ok := m.Equal(m)
+	for j := 8; j < n; j += 8 {
+		v := archsimd.LoadFloat32x8(x[j : j+8 : j+8])
+		m = m.Max(v)
+		ok = ok.And(v.Equal(v))
+	}
+	var b [8]int32
+	ok.ToInt32x8().StoreArray(&b)
+	for _, x := range b {
+		if x == 0 {
+			return 0, false
+		}
+	}
+	var l [8]float32
+	m.StoreArray(&l)
+	return max(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]), true
+}

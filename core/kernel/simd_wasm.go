@@ -93,3 +93,8 @@ func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 	panic("kernel: no 8-lane kernels in wasm")
 }
+
+// maxT8 is never called when vecLanes is 4.
+func maxT8(x []float32) (float32, bool) {
+	panic("kernel: no 8-lane kernels in wasm")
+}
