@@ -1,8 +1,8 @@
 package kernel
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"testing"
 )
 
