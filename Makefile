@@ -16,7 +16,7 @@ GOFMT    = $(GOROOT_)/bin/gofmt
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/ ./wire/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm samples fuzz fuzz-long run clean web serve test-e2e
+.PHONY: all build test test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm bench-web samples fuzz fuzz-long run clean web serve test-e2e
 
 all: build
 
@@ -70,6 +70,13 @@ bench:
 bench-wasm:
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
 	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench Drag -benchtime 3x -exec="$(WASMEXEC)" ./wasm/worker/
+
+## bench-web: in headless Chromium, when the default sample and a 4,096-token
+## 32-head one first show the selected head, its heatmap and the whole grid
+## (ms from opening the page), and a drag of the ratio slider to the heatmap
+## drawn (ms per move)
+bench-web: $(WEB_DIST)/.built
+	$(GO) test -count=1 -v -timeout 30m -run 'TestAppOpenTimes$$|TestAppScrubLatency$$' ./web/e2e/ | grep -E 'from opening|scrub .* moves|idle moves:|^(ok|FAIL|---)'
 
 ## gpu-kit: the binaries scripts/gpu-check.sh runs on a GPU machine, in
 ## bin/gpukit (about 50 MB: wgpu-native is linked in)
