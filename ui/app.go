@@ -108,12 +108,6 @@ type Root struct {
 	urlDirty      bool    // the view changed meanwhile
 	urlFunc       js.Func // the interval's timer callback
 	idleFunc      js.Func // its callback
-	// Rounds rehearse has run of the head's views and of the curve chart,
-	// and whether it is running.
-	rehearsedHead, rehearsedCurve int
-	rehearsing                    bool
-	rehearsePrev                  *svgChart // the curve chart of the round before
-	rehearseFunc                  js.Func   // its requestIdleCallback callback
 
 	started  bool
 	dragOver bool
@@ -301,7 +295,6 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 		}
 		c.head = r.Head
 		c.model = r.Head.Model
-		c.startRehearsal()
 		live = !quiet && c.scrubbing()
 		if r.Done && (r.Head.MapsDirect || r.Head.Maps != nil && bufs.Truthy()) {
 			// Direct: the maps were relayed to the heatmap page just
@@ -311,11 +304,11 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 				c.postMaps(r.Head.Maps, bufs)
 			}
 		}
-	case wire.OpPrefetched:
+	case wire.OpLadderDone:
 		// Nothing to show; the tests wait for it before they scrub a
 		// warmed-up page.
 		quiet = true
-		RecordTiming("prefetched", now())
+		RecordTiming("ladderDone", now())
 	case wire.OpCurve:
 		if r.ID != c.curveID || !r.Done {
 			return
@@ -326,7 +319,6 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 			return
 		}
 		c.curve = r.Curve
-		c.startRehearsal()
 	default:
 		if r.Error != "" {
 			c.ErrMsg = r.Error
@@ -441,12 +433,12 @@ func (c *Root) refresh() {
 	if hk != c.lastHeadKey {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
-		show := c.aheadView(p)
+		show := c.ladderView(p)
 		c.headID = c.b.send(wire.Request{Op: wire.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
 			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel, Shown: show, SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.headSentAt}, nil)
 		// The maps message's Seq is the request's ID.
 		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
-		c.showAhead(show)
+		c.showStep(show)
 	}
 	gk := gridKey{p, strings.Join(c.S.Methods, ","), c.S.Method}
 	if c.Says() && gk != c.lastEvalKey {
@@ -590,11 +582,11 @@ func (c *Root) postMaps(m *wire.Maps, bufs js.Value) {
 	c.flushMaps()
 }
 
-// aheadView is the view (wire.ViewKey) of the head request about to be
-// sent for parameters p, when the heatmap page may hold its maps ahead;
-// "" when it cannot (no heatmap page with relayed maps, or no head answer
-// of the worker's current model yet).
-func (c *Root) aheadView(p wire.Params) string {
+// ladderView is the view (wire.ViewKey) of the head request about to be
+// sent for parameters p, when the heatmap page may hold its maps in its
+// ladder; "" when it cannot (no heatmap page with relayed maps, or no head
+// answer of the worker's current model yet).
+func (c *Root) ladderView(p wire.Params) string {
 	if !c.mapsDirect || !c.frameReady || c.model == 0 {
 		return ""
 	}
@@ -604,11 +596,11 @@ func (c *Root) aheadView(p wire.Params) string {
 	return wire.ViewKey(c.model, c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
 }
 
-// showAhead tells the heatmap page which view the head request just sent
-// asks for: when the worker sent its maps ahead, the heatmap page draws
-// them now, as that request's maps (see wire), without waiting for
-// the worker's answer.
-func (c *Root) showAhead(view string) {
+// showStep tells the heatmap page which view the head request just sent
+// asks for: when its ladder holds that step, the heatmap page draws it
+// now, as that request's maps (see wire), without waiting for the
+// worker's answer.
+func (c *Root) showStep(view string) {
 	win := heatmapWindow()
 	if view == "" || !win.Truthy() {
 		return
@@ -656,9 +648,9 @@ func (c *Root) flushMaps() {
 	win.Call("postMessage", msg, "*", transfer)
 }
 
-// onWindowMessage hears the heatmap page: any message from the iframe's
-// window means it runs (it says {type: "heatmap-ready"}); "heatmap-drawn"
-// is timed and "heatmap-error" shown.
+// onWindowMessage hears the heatmap page (wire's Heatmap messages): any
+// message from the iframe's window means it runs (it says HeatmapReady);
+// HeatmapDrawn is timed and HeatmapError shown.
 func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 	if len(args) == 0 {
 		return nil
@@ -668,21 +660,16 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		return nil
 	}
 	data := args[0].Get("data")
-	typ, errText := "", ""
+	typ := ""
 	if data.Type() == js.TypeObject {
-		if t := data.Get("type"); t.Type() == js.TypeString {
-			typ = t.String()
-		}
-		if e := data.Get("error"); e.Type() == js.TypeString {
-			errText = e.String()
-		}
+		typ = wire.HeatmapType(fields(data))
 	}
-	if typ == "heatmap-hover" {
+	if typ == wire.TypeHeatmapHover {
 		return nil // the heatmap shows its own readout
 	}
 	go func() {
 		c.Env.Lock()
-		if typ == "heatmap-drawn" {
+		if typ == wire.TypeHeatmapDrawn {
 			// Only the timing readout changes: while a person scrubs it is
 			// patched and the page renders when the sliders are still,
 			// otherwise it renders when the page is idle (a render costs
@@ -700,67 +687,60 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		}
 		c.frameReady = true
 		switch typ {
-		case "heatmap-drawn":
-			// drawn_at is on the clock every page of this browser shares
+		case wire.TypeHeatmapDrawn:
+			// DrawnAt is on the clock every page of this browser shares
 			// (timeOrigin + now); the heatmap page may run in another
 			// process, and this page may hear of the drawing late.
-			seq, at := data.Get("seq"), data.Get("drawn_at")
-			if seq.Type() != js.TypeNumber || at.Type() != js.TypeNumber {
+			d := wire.ReadHeatmapDrawn(fields(data))
+			if d.Seq <= 0 || d.DrawnAt == 0 {
 				break
 			}
-			if ms := c.mapsSent[seq.Int()%len(c.mapsSent)]; ms.seq == seq.Int() && ms.seq > 0 {
+			if ms := c.mapsSent[d.Seq%len(c.mapsSent)]; ms.seq == d.Seq {
 				origin := js.Global().Get("performance").Get("timeOrigin").Float()
-				c.drawnMS = at.Float() - origin - ms.headSentAt
+				c.drawnMS = d.DrawnAt - origin - ms.headSentAt
 				RecordTiming("drawn", c.drawnMS)
-				if data.Get("ahead").Truthy() {
-					RecordTiming("drawn-ahead", c.drawnMS)
+				if d.Ladder {
+					RecordTiming("drawn-ladder", c.drawnMS)
 				}
 				// Each time once: into its list, and into this drawing's
 				// record of all its times from the slider move
 				// (window.haeolsTimings.draws, for the tests' logs).
-				ahead := data.Get("ahead").Truthy()
 				rec := js.Global().Get("Object").New()
 				rec.Set("drawn", c.drawnMS)
-				rec.Set("ahead", ahead)
-				for _, k := range []string{"posted", "relayed", "arrived"} {
-					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
-						d := at.Float() - origin - ms.headSentAt
-						rec.Set(k, d)
-						// Maps ahead were posted before or after the move:
+				rec.Set("ladder", d.Ladder)
+				for k, at := range map[string]float64{"posted": d.PostedAt, "relayed": d.RelayedAt, "arrived": d.ArrivedAt} {
+					if at > 0 {
+						ms := at - origin - ms.headSentAt
+						rec.Set(k, ms)
+						// Ladder maps were posted before or after the move:
 						// only their arrival is a latency.
-						if k == "arrived" || !ahead {
-							RecordTiming("heatmap-"+k, d)
+						if k == "arrived" || !d.Ladder {
+							RecordTiming("heatmap-"+k, ms)
 						}
 					}
 				}
-				for _, k := range []string{"decode", "wait", "paint", "pixels"} {
-					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
-						rec.Set(k, v.Float())
-						RecordTiming("heatmap-"+k, v.Float())
-					}
+				for k, v := range map[string]float64{"decode": d.DecodeMs, "wait": d.WaitMs, "paint": d.PaintMs, "pixels": d.PixelsMs} {
+					rec.Set(k, v)
+					RecordTiming("heatmap-"+k, v)
 				}
 				// Whether the heatmap page had the maps decoded and
-				// painted before the move (maps ahead it prepared).
-				rec.Set("prepared", data.Get("prepared").Truthy())
-				// The heatmap page's rehearsal rounds done by then.
-				if v := data.Get("rehearsed"); v.Type() == js.TypeNumber {
-					rec.Set("rehearsed", v.Int())
-				}
+				// painted before the move (a ladder step it prepared).
+				rec.Set("prepared", d.Prepared)
 				timingList("draws").Call("push", rec)
 			}
-		case "heatmap-ready":
+		case wire.TypeHeatmapReady:
 			c.frameStarted = true
 			c.heatmapReset()
 			if c.lastHeadKey != (headKey{}) {
 				// The head asked before the heatmap page ran: ask again, for
-				// maps relayed from now on (the worker then holds it as
-				// the heatmap page's and sends the neighbouring slider
-				// positions' maps ahead).
+				// maps relayed from now on (the worker then climbs the
+				// ladder of that view with the heatmap page's maps).
 				c.lastHeadKey = headKey{}
 				c.refresh()
 			}
-		case "heatmap-error":
-			if m := data.Get("missing"); m.Type() == js.TypeString {
+		case wire.TypeHeatmapError:
+			e := wire.ReadHeatmapError(fields(data))
+			if e.Missing != "" {
 				// Maps reached the heatmap page without the original map it
 				// should hold (the two disagree on what it holds): start
 				// over and ask for the head again.
@@ -783,7 +763,7 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				}
 				break
 			}
-			c.ErrMsg = "Heatmap: " + errText
+			c.ErrMsg = "Heatmap: " + e.Error
 		}
 		c.flushMaps()
 	}()
@@ -796,8 +776,8 @@ func (c *Root) Started() bool { return c.started }
 // RecordTiming appends a measured latency (ms) to window.haeolsTimings[kind]
 // ("head": slider move to the head's numbers, "headCompute": the worker's
 // time on that answer, "maps": to its maps at this page, "heatmap-arrived":
-// at the heatmap page, "drawn": to the heatmap drawn ("drawn-ahead" too
-// when they were maps sent ahead, shown at once), "grid": to the
+// at the heatmap page, "drawn": to the heatmap drawn ("drawn-ladder" too
+// when they were a ladder step's, shown at once), "grid": to the
 // primary method's whole grid; "heatmap-decode", "heatmap-wait" and
 // "heatmap-paint", the heatmap page's share of "drawn": decoding the maps,
 // waiting for its next frame, painting; the app's entry point adds "build"
@@ -925,91 +905,6 @@ func (c *Root) renderIdle() {
 	opts := js.Global().Get("Object").New()
 	opts.Set("timeout", 500)
 	ric.Invoke(f, opts)
-}
-
-// rehearseRounds is how many times rehearse builds the views of a slider
-// move.
-const rehearseRounds = 40
-
-// rehearse builds the views that every slider move rebuilds (the probe
-// profile and the curve charts, the sentences on the stages, the head's
-// title, and the writes that patch one curve chart into the next) and
-// throws them away, at idle moments, a few at a time, rehearseRounds times
-// per page, from the head's first answer on: the curve comes last, after
-// the grid passes, often just before a first drag, so until it is there
-// the curve chart is rehearsed on a stand-in of the same shape. V8 optimises wasm code in the background once it has run for a
-// while; without this the first drag of the ratio slider did it: the chart
-// builders and the sentences were the largest functions V8 compiled during
-// a cold scrub (25-60 ms each, while the scrub needed the cores). A slider
-// move ends it (the drag runs the same code). Call it holding the lock; it
-// releases it.
-func (c *Root) rehearse() {
-	ric := js.Global().Get("requestIdleCallback")
-	if c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds || c.head == nil || ric.Type() != js.TypeFunction {
-		c.rehearsing, c.rehearsePrev = false, nil
-		c.Env.UnlockOnly()
-		return
-	}
-	f := c.lockedFunc(&c.rehearseFunc, func() {
-		for start := now(); now()-start < 8 && c.head != nil; {
-			did := false
-			if c.rehearsedHead < rehearseRounds {
-				c.rehearsedHead++
-				_ = c.chart("profile")
-				_ = c.Explanation()
-				_ = c.HeadTitle()
-				did = true
-			}
-			if c.rehearsedCurve < rehearseRounds {
-				c.rehearsedCurve++
-				cv := c.curve
-				if cv == nil {
-					cv = standInCurve(c.S.Methods)
-				}
-				// A neighbouring ratio each round, as a drag shows them.
-				r := math.Min(math.Max(c.S.Ratio+float64(c.rehearsedCurve%7-3)/100, 0.01), 1)
-				ch := curveChart(cv, r, c.S.Method)
-				if prev := c.rehearsePrev; prev != nil && ch.patchable(prev) {
-					_, _ = json.Marshal(ch.patchOps(prev))
-				}
-				c.rehearsePrev = ch
-				did = true
-			}
-			if !did {
-				break
-			}
-		}
-		c.rehearse()
-	})
-	c.Env.UnlockOnly()
-	ric.Invoke(f)
-}
-
-// standInCurve is an error-vs-ratio curve of the shape the worker answers
-// (methods x CurveRatios), with made-up errors, for rehearse.
-func standInCurve(methods []string) *wire.Curve {
-	rs := CurveRatios()
-	cv := &wire.Curve{Methods: methods, Ratios: rs, Err: make([][]result.Num, len(methods))}
-	for i := range methods {
-		cv.Err[i] = make([]result.Num, len(rs))
-		for j, r := range rs {
-			cv.Err[i][j] = result.Num(0.4 * (1 - r) / float64(i+1))
-		}
-	}
-	return cv
-}
-
-// startRehearsal starts rehearse unless it is running. Call it holding the
-// lock.
-func (c *Root) startRehearsal() {
-	if c.rehearsing || c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds {
-		return
-	}
-	c.rehearsing = true
-	go func() {
-		c.Env.Lock()
-		c.rehearse()
-	}()
 }
 
 // lockedFunc returns the JS callback kept in *fn, making it the first
