@@ -108,6 +108,12 @@ type Root struct {
 	urlDirty      bool    // the view changed meanwhile
 	urlFunc       js.Func // the interval's timer callback
 	idleFunc      js.Func // its callback
+	// Rounds rehearse has run of the head's views and of the curve chart,
+	// and whether it is running.
+	rehearsedHead, rehearsedCurve int
+	rehearsing                    bool
+	rehearsePrev                  *svgChart // the curve chart of the round before
+	rehearseFunc                  js.Func   // its requestIdleCallback callback
 
 	started  bool
 	dragOver bool
@@ -295,6 +301,7 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 		}
 		c.head = r.Head
 		c.model = r.Head.Model
+		c.startRehearsal()
 		live = !quiet && c.scrubbing()
 		if r.Done && (r.Head.MapsDirect || r.Head.Maps != nil && bufs.Truthy()) {
 			// Direct: the maps were relayed to the heatmap page just
@@ -319,6 +326,7 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 			return
 		}
 		c.curve = r.Curve
+		c.startRehearsal()
 	default:
 		if r.Error != "" {
 			c.ErrMsg = r.Error
@@ -905,6 +913,92 @@ func (c *Root) renderIdle() {
 	opts := js.Global().Get("Object").New()
 	opts.Set("timeout", 500)
 	ric.Invoke(f, opts)
+}
+
+// rehearseRounds is how many times rehearse builds the views of a slider
+// move.
+const rehearseRounds = 40
+
+// rehearse builds the views that every slider move rebuilds (the probe
+// profile and the curve charts, the sentences on the stages, the head's
+// title, and the writes that patch one curve chart into the next) and
+// throws them away, at idle moments, a few at a time, rehearseRounds times
+// per page, from the head's first answer on: the curve comes last, after
+// the grid passes, often just before a first drag, so until it is there
+// the curve chart is rehearsed on a stand-in of the same shape. V8
+// optimises wasm code in the background once it has run for a while: the
+// rehearsal has it optimise the chart builders and the sentences, the
+// largest functions of a slider move, at idle, not during the first drag,
+// where compiling takes the cores the drag needs (docs/PERFORMANCE.md). It
+// is the app's only rehearsal. A slider move ends it (the drag runs the
+// same code). Call it holding the lock; it releases it.
+func (c *Root) rehearse() {
+	ric := js.Global().Get("requestIdleCallback")
+	if c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds || c.head == nil || ric.Type() != js.TypeFunction {
+		c.rehearsing, c.rehearsePrev = false, nil
+		c.Env.UnlockOnly()
+		return
+	}
+	f := c.lockedFunc(&c.rehearseFunc, func() {
+		for start := now(); now()-start < 8 && c.head != nil; {
+			did := false
+			if c.rehearsedHead < rehearseRounds {
+				c.rehearsedHead++
+				_ = c.chart("profile")
+				_ = c.Explanation()
+				_ = c.HeadTitle()
+				did = true
+			}
+			if c.rehearsedCurve < rehearseRounds {
+				c.rehearsedCurve++
+				cv := c.curve
+				if cv == nil {
+					cv = standInCurve(c.S.Methods)
+				}
+				// A neighbouring ratio each round, as a drag shows them.
+				r := math.Min(math.Max(c.S.Ratio+float64(c.rehearsedCurve%7-3)/100, 0.01), 1)
+				ch := curveChart(cv, r, c.S.Method)
+				if prev := c.rehearsePrev; prev != nil && ch.patchable(prev) {
+					_, _ = json.Marshal(ch.patchOps(prev))
+				}
+				c.rehearsePrev = ch
+				did = true
+			}
+			if !did {
+				break
+			}
+		}
+		c.rehearse()
+	})
+	c.Env.UnlockOnly()
+	ric.Invoke(f)
+}
+
+// standInCurve is an error-vs-ratio curve of the shape the worker answers
+// (methods x CurveRatios), with made-up errors, for rehearse.
+func standInCurve(methods []string) *wire.Curve {
+	rs := CurveRatios()
+	cv := &wire.Curve{Methods: methods, Ratios: rs, Err: make([][]result.Num, len(methods))}
+	for i := range methods {
+		cv.Err[i] = make([]result.Num, len(rs))
+		for j, r := range rs {
+			cv.Err[i][j] = result.Num(0.4 * (1 - r) / float64(i+1))
+		}
+	}
+	return cv
+}
+
+// startRehearsal starts rehearse unless it is running. Call it holding the
+// lock.
+func (c *Root) startRehearsal() {
+	if c.rehearsing || c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds {
+		return
+	}
+	c.rehearsing = true
+	go func() {
+		c.Env.Lock()
+		c.rehearse()
+	}()
 }
 
 // lockedFunc returns the JS callback kept in *fn, making it the first

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -45,5 +46,30 @@ func TestPatchOps(t *testing.T) {
 				t.Errorf("patchOps = %q, want %q", got, tc.ops)
 			}
 		})
+	}
+}
+
+// TestStandInCurve: the rehearsal's stand-in curve has the worker's shape
+// (every method at every curve ratio, finite errors) and its charts at two
+// ratios patch into each other with writes, as a drag's do.
+func TestStandInCurve(t *testing.T) {
+	methods := []string{"hae-ols", "topk", "snapkv"}
+	cv := standInCurve(methods)
+	if len(cv.Err) != len(methods) {
+		t.Fatalf("%d error rows, want %d", len(cv.Err), len(methods))
+	}
+	for i, row := range cv.Err {
+		if len(row) != len(CurveRatios()) {
+			t.Fatalf("method %d: %d errors, want %d", i, len(row), len(CurveRatios()))
+		}
+		for j, e := range row {
+			if v := float64(e); !(v >= 0) || math.IsInf(v, 0) {
+				t.Fatalf("method %d ratio %d: error %v", i, j, v)
+			}
+		}
+	}
+	a, b := curveChart(cv, 0.3, "hae-ols"), curveChart(cv, 0.29, "hae-ols")
+	if !b.patchable(a) || len(b.patchOps(a)) == 0 {
+		t.Fatal("the stand-in's charts at 0.30 and 0.29 do not patch into each other")
 	}
 }

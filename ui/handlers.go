@@ -303,6 +303,9 @@ func (c *Root) BindSlider(el js.Value, name string) {
 		go func() {
 			c.Env.Lock()
 			c.sliderAt = now()
+			// A drag runs the code the rehearsal warms up: the rest of the
+			// rehearsal would only take the cores the drag needs.
+			c.rehearsedHead, c.rehearsedCurve = rehearseRounds, rehearseRounds
 			c.SetParam(name, v)
 			c.renderWhenStill()
 		}()
