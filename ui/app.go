@@ -788,9 +788,10 @@ func (c *Root) Started() bool { return c.started }
 // when they were a ladder step's, shown at once), "grid": to the
 // primary method's whole grid; "heatmap-decode", "heatmap-wait" and
 // "heatmap-paint", the heatmap page's share of "drawn": decoding the maps,
-// waiting for its next frame, painting; the app's entry point adds "build"
-// and "render", the two halves of each vugu render), for the tests and the
-// curious.
+// waiting for its next frame, painting; "ladderDone": when the worker
+// finished a view's ladder (a time, not a latency); the app's entry point
+// adds "build" and "render", the two halves of each vugu render), for the
+// tests and the curious.
 func RecordTiming(kind string, ms float64) { timingList(kind).Call("push", ms) }
 
 // timingList is the array window.haeolsTimings[kind], made when missing.

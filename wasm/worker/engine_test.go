@@ -240,7 +240,7 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 			t.Fatalf("comp[%d] = %v, core %v", i, got, x)
 		}
 	}
-	// Relayed to a heatmap page, its maps go as asked, but none ahead:
+	// Relayed to a heatmap page, its maps go as asked, but no ladder maps:
 	// each would be the whole map.
 	k := &sink{}
 	e.Maps = k
@@ -1041,13 +1041,13 @@ func TestLadderMaps(t *testing.T) {
 	if want := wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all"); k.sent[0].m.View != want || k.sent[0].m.Ladder {
 		t.Fatalf("direct maps: view %q ladder %v, want %q and not ladder", k.sent[0].m.View, k.sent[0].m.Ladder, want)
 	}
-	ahead := func() []sinkMsg {
+	climb := func() []sinkMsg {
 		n := len(k.sent)
 		for e.Climb(0) {
 		}
 		return k.sent[n:]
 	}
-	sent := ahead()
+	sent := climb()
 	steps := wire.RatioStep(wire.RatioSlider.Max) - wire.RatioStep(wire.RatioSlider.Min)
 	fits := -1 // the head request's step: its maps went with the answer
 	for s := 0; s <= steps; s++ {
@@ -1116,7 +1116,7 @@ func TestLadderMaps(t *testing.T) {
 	// Scrubbing the same view: nothing is sent again.
 	p.Ratio = 0.5
 	e.Handle(wire.Request{ID: 7, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
-	if again := ahead(); len(again) != 0 {
+	if again := climb(); len(again) != 0 {
 		t.Errorf("%d ladder maps sent again for the same view", len(again))
 	}
 	// The heatmap page restarts: the next head request sends the
@@ -1124,14 +1124,14 @@ func TestLadderMaps(t *testing.T) {
 	k.reset()
 	p.Ratio = 0.4
 	e.Handle(wire.Request{ID: 8, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
-	if again := ahead(); len(again) != fits {
+	if again := climb(); len(again) != fits {
 		t.Errorf("after a restart of the page %d ladder maps sent, want %d", len(again), fits)
 	}
 	// Another lambda is another focus: its ladder's maps go out too, none
 	// of the neighbouring lambdas'.
 	p.Lambda = 0.4
 	e.Handle(wire.Request{ID: 9, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
-	for _, s := range ahead() {
+	for _, s := range climb() {
 		if wire.ViewPrefix(s.m.View) != wire.ViewPrefix(wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all")) {
 			t.Fatalf("ladder maps of another view: %q", s.m.View)
 		}
@@ -1139,7 +1139,7 @@ func TestLadderMaps(t *testing.T) {
 	// Without Direct no ladder maps go.
 	p.Lambda = 0.6
 	e.Handle(wire.Request{ID: 10, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
-	if n := len(ahead()); n != 0 {
+	if n := len(climb()); n != 0 {
 		t.Errorf("%d ladder maps sent for a page that takes them with the answer", n)
 	}
 }
