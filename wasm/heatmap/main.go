@@ -148,9 +148,9 @@ type game struct {
 	prepared            bool     // the maps on screen were prepared before their show message
 }
 
-// prepared is the steps of the ladder the page decodes and paints
-// before the app shows them: those a drag reaches next, two in the
-// direction of the last move and one behind. A show message of a prepared
+// nextSteps are the steps of the ladder the page decodes and paints
+// before the app shows them, from step cur: those a drag reaches next, two
+// in the direction of the last move and one behind. A show message of a prepared
 // step only hands its painting to the renderer (decoding and painting take
 // 8-25 ms of a drawing otherwise).
 func (ps *prepStore) nextSteps(cur int) []int {

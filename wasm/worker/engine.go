@@ -546,7 +546,8 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 // maps go first and the answer follows. Once the head's cache is made
 // (and kept), a head request that a newer one superseded (check) stops
 // without an answer, or after its numbers: evaluating it and drawing its
-// maps would only delay the newer one.
+// maps would only delay the newer one. The head's view becomes the focus
+// of the ladder (see Climb), from its step.
 func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
@@ -560,6 +561,7 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 		return fmt.Errorf("head: %w", err)
 	}
 	c, err := e.compress(req.Layer, g.KV, req.Method, p)
+	e.setFocus(req, g.KV)
 	if errors.Is(err, core.ErrDoesNotFit) {
 		hr := &wire.HeadResult{Method: req.Method, NA: err.Error()}
 		emit(wire.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, nil)
@@ -568,7 +570,6 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	if err != nil {
 		return fmt.Errorf("head: %w", err)
 	}
-	e.setFocus(req, g.KV)
 	if check() {
 		return nil
 	}
