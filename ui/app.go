@@ -311,11 +311,11 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 				c.postMaps(r.Head.Maps, bufs)
 			}
 		}
-	case wire.OpPrefetched:
+	case wire.OpLadderDone:
 		// Nothing to show; the tests wait for it before they scrub a
 		// warmed-up page.
 		quiet = true
-		RecordTiming("prefetched", now())
+		RecordTiming("ladderDone", now())
 	case wire.OpCurve:
 		if r.ID != c.curveID || !r.Done {
 			return
@@ -441,12 +441,12 @@ func (c *Root) refresh() {
 	if hk != c.lastHeadKey {
 		c.lastHeadKey = hk
 		c.headSentAt = now()
-		show := c.aheadView(p)
+		show := c.ladderView(p)
 		c.headID = c.b.send(wire.Request{Op: wire.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,
 			Maps: true, Direct: c.mapsDirect, Panel: c.S.Panel, Shown: show, SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.headSentAt}, nil)
 		// The maps message's Seq is the request's ID.
 		c.mapsSent[c.headID%len(c.mapsSent)] = mapsSent{seq: c.headID, headSentAt: c.headSentAt}
-		c.showAhead(show)
+		c.showStep(show)
 	}
 	gk := gridKey{p, strings.Join(c.S.Methods, ","), c.S.Method}
 	if c.Says() && gk != c.lastEvalKey {
@@ -590,11 +590,11 @@ func (c *Root) postMaps(m *wire.Maps, bufs js.Value) {
 	c.flushMaps()
 }
 
-// aheadView is the view (wire.ViewKey) of the head request about to be
-// sent for parameters p, when the heatmap page may hold its maps ahead;
-// "" when it cannot (no heatmap page with relayed maps, or no head answer
-// of the worker's current model yet).
-func (c *Root) aheadView(p wire.Params) string {
+// ladderView is the view (wire.ViewKey) of the head request about to be
+// sent for parameters p, when the heatmap page may hold its maps in its
+// ladder; "" when it cannot (no heatmap page with relayed maps, or no head
+// answer of the worker's current model yet).
+func (c *Root) ladderView(p wire.Params) string {
 	if !c.mapsDirect || !c.frameReady || c.model == 0 {
 		return ""
 	}
@@ -604,11 +604,11 @@ func (c *Root) aheadView(p wire.Params) string {
 	return wire.ViewKey(c.model, c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel)
 }
 
-// showAhead tells the heatmap page which view the head request just sent
-// asks for: when the worker sent its maps ahead, the heatmap page draws
-// them now, as that request's maps (see wire), without waiting for
-// the worker's answer.
-func (c *Root) showAhead(view string) {
+// showStep tells the heatmap page which view the head request just sent
+// asks for: when its ladder holds that step, the heatmap page draws it
+// now, as that request's maps (see wire), without waiting for the
+// worker's answer.
+func (c *Root) showStep(view string) {
 	win := heatmapWindow()
 	if view == "" || !win.Truthy() {
 		return
@@ -656,9 +656,9 @@ func (c *Root) flushMaps() {
 	win.Call("postMessage", msg, "*", transfer)
 }
 
-// onWindowMessage hears the heatmap page: any message from the iframe's
-// window means it runs (it says {type: "heatmap-ready"}); "heatmap-drawn"
-// is timed and "heatmap-error" shown.
+// onWindowMessage hears the heatmap page (wire's Heatmap messages): any
+// message from the iframe's window means it runs (it says HeatmapReady);
+// HeatmapDrawn is timed and HeatmapError shown.
 func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 	if len(args) == 0 {
 		return nil
@@ -668,21 +668,16 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		return nil
 	}
 	data := args[0].Get("data")
-	typ, errText := "", ""
+	typ := ""
 	if data.Type() == js.TypeObject {
-		if t := data.Get("type"); t.Type() == js.TypeString {
-			typ = t.String()
-		}
-		if e := data.Get("error"); e.Type() == js.TypeString {
-			errText = e.String()
-		}
+		typ = wire.HeatmapType(fields(data))
 	}
-	if typ == "heatmap-hover" {
+	if typ == wire.TypeHeatmapHover {
 		return nil // the heatmap shows its own readout
 	}
 	go func() {
 		c.Env.Lock()
-		if typ == "heatmap-drawn" {
+		if typ == wire.TypeHeatmapDrawn {
 			// Only the timing readout changes: while a person scrubs it is
 			// patched and the page renders when the sliders are still,
 			// otherwise it renders when the page is idle (a render costs
@@ -700,67 +695,60 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		}
 		c.frameReady = true
 		switch typ {
-		case "heatmap-drawn":
-			// drawn_at is on the clock every page of this browser shares
+		case wire.TypeHeatmapDrawn:
+			// DrawnAt is on the clock every page of this browser shares
 			// (timeOrigin + now); the heatmap page may run in another
 			// process, and this page may hear of the drawing late.
-			seq, at := data.Get("seq"), data.Get("drawn_at")
-			if seq.Type() != js.TypeNumber || at.Type() != js.TypeNumber {
+			d := wire.ReadHeatmapDrawn(fields(data))
+			if d.Seq <= 0 || d.DrawnAt == 0 {
 				break
 			}
-			if ms := c.mapsSent[seq.Int()%len(c.mapsSent)]; ms.seq == seq.Int() && ms.seq > 0 {
+			if ms := c.mapsSent[d.Seq%len(c.mapsSent)]; ms.seq == d.Seq {
 				origin := js.Global().Get("performance").Get("timeOrigin").Float()
-				c.drawnMS = at.Float() - origin - ms.headSentAt
+				c.drawnMS = d.DrawnAt - origin - ms.headSentAt
 				RecordTiming("drawn", c.drawnMS)
-				if data.Get("ahead").Truthy() {
-					RecordTiming("drawn-ahead", c.drawnMS)
+				if d.Ladder {
+					RecordTiming("drawn-ladder", c.drawnMS)
 				}
 				// Each time once: into its list, and into this drawing's
 				// record of all its times from the slider move
 				// (window.haeolsTimings.draws, for the tests' logs).
-				ahead := data.Get("ahead").Truthy()
 				rec := js.Global().Get("Object").New()
 				rec.Set("drawn", c.drawnMS)
-				rec.Set("ahead", ahead)
-				for _, k := range []string{"posted", "relayed", "arrived"} {
-					if at := data.Get(k + "_at"); at.Type() == js.TypeNumber && at.Float() > 0 {
-						d := at.Float() - origin - ms.headSentAt
-						rec.Set(k, d)
-						// Maps ahead were posted before or after the move:
+				rec.Set("ladder", d.Ladder)
+				for k, at := range map[string]float64{"posted": d.PostedAt, "relayed": d.RelayedAt, "arrived": d.ArrivedAt} {
+					if at > 0 {
+						ms := at - origin - ms.headSentAt
+						rec.Set(k, ms)
+						// Ladder maps were posted before or after the move:
 						// only their arrival is a latency.
-						if k == "arrived" || !ahead {
-							RecordTiming("heatmap-"+k, d)
+						if k == "arrived" || !d.Ladder {
+							RecordTiming("heatmap-"+k, ms)
 						}
 					}
 				}
-				for _, k := range []string{"decode", "wait", "paint", "pixels"} {
-					if v := data.Get(k + "_ms"); v.Type() == js.TypeNumber {
-						rec.Set(k, v.Float())
-						RecordTiming("heatmap-"+k, v.Float())
-					}
+				for k, v := range map[string]float64{"decode": d.DecodeMs, "wait": d.WaitMs, "paint": d.PaintMs, "pixels": d.PixelsMs} {
+					rec.Set(k, v)
+					RecordTiming("heatmap-"+k, v)
 				}
 				// Whether the heatmap page had the maps decoded and
-				// painted before the move (maps ahead it prepared).
-				rec.Set("prepared", data.Get("prepared").Truthy())
-				// The heatmap page's rehearsal rounds done by then.
-				if v := data.Get("rehearsed"); v.Type() == js.TypeNumber {
-					rec.Set("rehearsed", v.Int())
-				}
+				// painted before the move (a ladder step it prepared).
+				rec.Set("prepared", d.Prepared)
 				timingList("draws").Call("push", rec)
 			}
-		case "heatmap-ready":
+		case wire.TypeHeatmapReady:
 			c.frameStarted = true
 			c.heatmapReset()
 			if c.lastHeadKey != (headKey{}) {
 				// The head asked before the heatmap page ran: ask again, for
-				// maps relayed from now on (the worker then holds it as
-				// the heatmap page's and sends the neighbouring slider
-				// positions' maps ahead).
+				// maps relayed from now on (the worker then climbs the
+				// ladder of that view with the heatmap page's maps).
 				c.lastHeadKey = headKey{}
 				c.refresh()
 			}
-		case "heatmap-error":
-			if m := data.Get("missing"); m.Type() == js.TypeString {
+		case wire.TypeHeatmapError:
+			e := wire.ReadHeatmapError(fields(data))
+			if e.Missing != "" {
 				// Maps reached the heatmap page without the original map it
 				// should hold (the two disagree on what it holds): start
 				// over and ask for the head again.
@@ -783,7 +771,7 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 				}
 				break
 			}
-			c.ErrMsg = "Heatmap: " + errText
+			c.ErrMsg = "Heatmap: " + e.Error
 		}
 		c.flushMaps()
 	}()
@@ -796,13 +784,14 @@ func (c *Root) Started() bool { return c.started }
 // RecordTiming appends a measured latency (ms) to window.haeolsTimings[kind]
 // ("head": slider move to the head's numbers, "headCompute": the worker's
 // time on that answer, "maps": to its maps at this page, "heatmap-arrived":
-// at the heatmap page, "drawn": to the heatmap drawn ("drawn-ahead" too
-// when they were maps sent ahead, shown at once), "grid": to the
+// at the heatmap page, "drawn": to the heatmap drawn ("drawn-ladder" too
+// when they were a ladder step's, shown at once), "grid": to the
 // primary method's whole grid; "heatmap-decode", "heatmap-wait" and
 // "heatmap-paint", the heatmap page's share of "drawn": decoding the maps,
-// waiting for its next frame, painting; the app's entry point adds "build"
-// and "render", the two halves of each vugu render), for the tests and the
-// curious.
+// waiting for its next frame, painting; "ladderDone": when the worker
+// finished a view's ladder (a time, not a latency); the app's entry point
+// adds "build" and "render", the two halves of each vugu render), for the
+// tests and the curious.
 func RecordTiming(kind string, ms float64) { timingList(kind).Call("push", ms) }
 
 // timingList is the array window.haeolsTimings[kind], made when missing.
@@ -937,12 +926,13 @@ const rehearseRounds = 40
 // throws them away, at idle moments, a few at a time, rehearseRounds times
 // per page, from the head's first answer on: the curve comes last, after
 // the grid passes, often just before a first drag, so until it is there
-// the curve chart is rehearsed on a stand-in of the same shape. V8 optimises wasm code in the background once it has run for a
-// while; without this the first drag of the ratio slider did it: the chart
-// builders and the sentences were the largest functions V8 compiled during
-// a cold scrub (25-60 ms each, while the scrub needed the cores). A slider
-// move ends it (the drag runs the same code). Call it holding the lock; it
-// releases it.
+// the curve chart is rehearsed on a stand-in of the same shape. V8
+// optimises wasm code in the background once it has run for a while: the
+// rehearsal has it optimise the chart builders and the sentences, the
+// largest functions of a slider move, at idle, not during the first drag,
+// where compiling takes the cores the drag needs (docs/PERFORMANCE.md). It
+// is the app's only rehearsal. A slider move ends it (the drag runs the
+// same code). Call it holding the lock; it releases it.
 func (c *Root) rehearse() {
 	ric := js.Global().Get("requestIdleCallback")
 	if c.rehearsedHead >= rehearseRounds && c.rehearsedCurve >= rehearseRounds || c.head == nil || ric.Type() != js.TypeFunction {

@@ -43,7 +43,7 @@ func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error
 			return nil
 		}
 		data := args[0].Get("data")
-		if wire.ReadEnvelope(jsFields{data}).Relay == wire.RelayHeatmap {
+		if wire.ReadEnvelope(fields(data)).Relay == wire.RelayHeatmap {
 			// Maps for the heatmap page (wire.Request.Direct): passed on
 			// at once, in order, unread.
 			relay(data)
@@ -88,24 +88,8 @@ func relay(data js.Value) {
 	win.Call("postMessage", data, "*", transfer)
 }
 
-// jsFields reads a JavaScript object's fields (wire.Fields).
-type jsFields struct{ v js.Value }
-
-func (f jsFields) String(key string) (string, bool) {
-	if x := f.v.Get(key); x.Type() == js.TypeString {
-		return x.String(), true
-	}
-	return "", false
-}
-
-func (f jsFields) Number(key string) (float64, bool) {
-	if x := f.v.Get(key); x.Type() == js.TypeNumber {
-		return x.Float(), true
-	}
-	return 0, false
-}
-
-func (f jsFields) Bool(key string) bool { return f.v.Get(key).Truthy() }
+// fields reads a JavaScript object's fields.
+func fields(v js.Value) wire.Fields { return wire.JSFields[js.Value, js.Type]{V: v} }
 
 // heatmapWindow is the window of the heatmap iframe, undefined when there
 // is none.

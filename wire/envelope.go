@@ -1,11 +1,13 @@
 package wire
 
+import "fmt"
+
 // Envelope is what travels beside a message's JSON and buffers in the
 // JavaScript object the pages post ({json, buffers, ...envelope}): what a
 // page decides on without decoding the JSON (see the package comment). The
-// worker's maps for the heatmap page carry Relay, Key, View, Seq, Ahead and
+// worker's maps for the heatmap page carry Relay, Key, View, Seq, Ladder and
 // PostedAt; the app page adds RelayedAt as it passes them on; its show
-// messages carry only Show and Seq; the heatmap page marks the maps ahead
+// messages carry only Show and Seq; the heatmap page marks the ladder maps
 // it draws for a show message Shown. A zero field is absent.
 type Envelope struct {
 	// Relay is RelayHeatmap on the worker's maps for the heatmap page,
@@ -17,11 +19,11 @@ type Envelope struct {
 	// message, the ID of the head request whose view Show is.
 	View string
 	Seq  int
-	// Ahead marks maps sent ahead (Maps.Ahead).
-	Ahead bool
-	// Show asks the heatmap page to draw the maps ahead of this view.
+	// Ladder marks maps of a ladder step (Maps.Ladder).
+	Ladder bool
+	// Show asks the heatmap page to draw its ladder's maps of this view.
 	Show string
-	// Shown marks maps ahead drawn for a show message.
+	// Shown marks ladder maps drawn for a show message.
 	Shown bool
 	// PostedAt and RelayedAt are when the worker posted the maps and the
 	// app page passed them on: performance.timeOrigin + performance.now()
@@ -39,7 +41,7 @@ const (
 	fieldKey       = "key"
 	fieldView      = "view"
 	fieldSeq       = "seq"
-	fieldAhead     = "ahead"
+	fieldLadder    = "ladder"
 	fieldShow      = "show"
 	fieldShown     = "shown"
 	fieldPostedAt  = "posted_at"
@@ -74,8 +76,8 @@ func (e Envelope) Write(o Setter) {
 	if e.Seq != 0 {
 		o.Set(fieldSeq, e.Seq)
 	}
-	if e.Ahead {
-		o.Set(fieldAhead, true)
+	if e.Ladder {
+		o.Set(fieldLadder, true)
 	}
 	if e.Shown {
 		o.Set(fieldShown, true)
@@ -95,7 +97,37 @@ func ReadEnvelope(f Fields) Envelope {
 	num := func(k string) float64 { x, _ := f.Number(k); return x }
 	return Envelope{
 		Relay: str(fieldRelay), Key: str(fieldKey), View: str(fieldView), Seq: int(num(fieldSeq)),
-		Ahead: f.Bool(fieldAhead), Show: str(fieldShow), Shown: f.Bool(fieldShown),
+		Ladder: f.Bool(fieldLadder), Show: str(fieldShow), Shown: f.Bool(fieldShown),
 		PostedAt: num(fieldPostedAt), RelayedAt: num(fieldRelayedAt),
 	}
 }
+
+// JSValue is a JavaScript value as the pages' js packages (syscall/js and
+// vugu's, whose Type is T) give it.
+type JSValue[V any, T fmt.Stringer] interface {
+	Get(key string) V
+	Type() T
+	String() string
+	Float() float64
+	Truthy() bool
+}
+
+// JSFields reads the fields of a JavaScript object V (Fields), for either
+// js package: JSFields[js.Value, js.Type]{v}.
+type JSFields[V JSValue[V, T], T fmt.Stringer] struct{ V V }
+
+func (f JSFields[V, T]) String(key string) (string, bool) {
+	if x := f.V.Get(key); x.Type().String() == "string" {
+		return x.String(), true
+	}
+	return "", false
+}
+
+func (f JSFields[V, T]) Number(key string) (float64, bool) {
+	if x := f.V.Get(key); x.Type().String() == "number" {
+		return x.Float(), true
+	}
+	return 0, false
+}
+
+func (f JSFields[V, T]) Bool(key string) bool { return f.V.Get(key).Truthy() }

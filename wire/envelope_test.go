@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -47,8 +48,8 @@ func TestEnvelope(t *testing.T) {
 	}{
 		{"relayed maps", Envelope{Relay: RelayHeatmap, Key: "1/0/2", View: "1/0/2/hae-ols/0.25/0.25/1/all@0.3", Seq: 7, PostedAt: 1.5e12},
 			[]string{"relay", "key", "view", "seq", "posted_at"}},
-		{"maps ahead, passed on", Envelope{Relay: RelayHeatmap, Key: "k", View: "v@0.31", Ahead: true, PostedAt: 1, RelayedAt: 2},
-			[]string{"relay", "key", "view", "ahead", "posted_at", "relayed_at"}},
+		{"ladder maps, passed on", Envelope{Relay: RelayHeatmap, Key: "k", View: "v@0.31", Ladder: true, PostedAt: 1, RelayedAt: 2},
+			[]string{"relay", "key", "view", "ladder", "posted_at", "relayed_at"}},
 		{"show", Envelope{Show: "v@0.31", Seq: 9}, []string{"show", "seq"}},
 		{"shown", Envelope{View: "v@0.31", Seq: 9, Shown: true}, []string{"view", "seq", "shown"}},
 		{"empty", Envelope{}, nil},
@@ -74,5 +75,38 @@ func TestEnvelope(t *testing.T) {
 	bad := object{"seq": "7", "view": 3, "relay": true}
 	if got := ReadEnvelope(bad); got != (Envelope{}) {
 		t.Errorf("fields of the wrong type read as %+v, want zero", got)
+	}
+}
+
+// TestHeatmapMessages: the heatmap page's messages read back as written.
+func TestHeatmapMessages(t *testing.T) {
+	d := HeatmapDrawn{Rows: 2, Cols: 3, Ratio: 0.31, Seq: 9, DrawnAt: 1, ArrivedAt: 2, PostedAt: 3, RelayedAt: 4,
+		DecodeMs: 5, WaitMs: 6, PaintMs: 7, PixelsMs: 8, Ladder: true, Prepared: true}
+	o := object{}
+	d.Write(o)
+	if HeatmapType(o) != TypeHeatmapDrawn || ReadHeatmapDrawn(o) != d {
+		t.Errorf("drawn: %v reads back as %+v", o, ReadHeatmapDrawn(o))
+	}
+	for _, h := range []HeatmapHover{{Panel: "comp", Row: 1, Col: 2, Value: 0.5}, {Row: -1, Col: -1, Value: math.NaN()}} {
+		o := object{}
+		h.Write(o)
+		got := ReadHeatmapHover(o)
+		if HeatmapType(o) != TypeHeatmapHover || got.Panel != h.Panel || got.Row != h.Row || got.Col != h.Col ||
+			math.Float64bits(got.Value) != math.Float64bits(h.Value) && !(math.IsNaN(got.Value) && math.IsNaN(h.Value)) {
+			t.Errorf("hover: %v reads back as %+v", o, got)
+		}
+	}
+	for _, e := range []HeatmapError{{Error: "bad"}, {Error: "gone", Missing: "1/0/2"}} {
+		o := object{}
+		e.Write(o)
+		if HeatmapType(o) != TypeHeatmapError || ReadHeatmapError(o) != e {
+			t.Errorf("error: %v reads back as %+v", o, ReadHeatmapError(o))
+		}
+	}
+	o = object{}
+	HeatmapReady{}.Write(o)
+	HeatmapView{Rows: 4, Cols: 5, R0: 1, RSpan: 2, C0: 0, CSpan: 5}.Write(object{})
+	if HeatmapType(o) != TypeHeatmapReady || len(o) != 1 {
+		t.Errorf("ready: %v", o)
 	}
 }

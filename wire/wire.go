@@ -20,23 +20,26 @@
 // holds. OpHeatmapReset says the heatmap page (re)started and holds
 // nothing.
 //
-// Maps ahead. While idle, the worker also relays the maps of the slider
-// positions a person may scrub to next (Maps.Ahead, each named by its
-// Maps.View, a ViewKey), which the heatmap page keeps without drawing. On
-// every change of the view the app page posts the heatmap page a show
-// message, an Envelope of Show (the view) and Seq (the head request's
-// ID), straight away; when
-// the heatmap page holds that view's maps it draws them at once, as the
-// maps of that request, without waiting for the worker. A heatmap page
+// The ladder. For the view of the latest head request (its focus: the
+// head, method, every parameter but the ratio, and the panel), the worker
+// compresses the ratio slider's positions nearest first, the current step,
+// then one either way, two, ..., over the slider's range (RatioSlider), and
+// relays each position's maps once (Maps.Ladder). The heatmap page keeps
+// every maps message it is relayed for the focus by slider step (a Ladder:
+// a view of another focus replaces them all), and the worker keeps the same
+// Ladder of views, fed the same views in the same order, so that both agree
+// on what the page holds. On every change of the view the app page posts
+// the heatmap page a show message, an Envelope of Show (the view) and Seq
+// (the head request's ID), straight away; when the heatmap page holds that
+// step it draws it at once, as the maps of that request, and the worker
+// answers the request without maps (HeadResult.MapsDirect). A heatmap page
 // never draws maps older (a lower Seq) than those on screen, nor the same
 // view again.
 package wire
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -53,10 +56,11 @@ const (
 	// (WebGPU, with the CPU as the fallback). The loaded sample is analysed
 	// again on the chosen device.
 	OpCompute = "compute"
-	// OpPrefetched is not a request: the worker sends it (Done) when it has
-	// prepared everything it speculates the focused view needs next (see
-	// Request), so that scrubbing the ratio only reuses kept caches.
-	OpPrefetched = "prefetched"
+	// OpLadderDone is not a request: the worker sends it (Done) when it has
+	// compressed every ratio slider position of the focused view and
+	// relayed their maps (the ladder, see the package comment), so that
+	// scrubbing the ratio only reuses kept caches and maps.
+	OpLadderDone = "ladder-done"
 	// OpHeatmapReset tells the worker that the app's heatmap page (re)started
 	// and holds no head's unchanging maps part. It is not queued and has no
 	// answer.
@@ -115,8 +119,8 @@ type Request struct {
 	// Prompt is what OpPrompt runs.
 	Prompt *Prompt `json:"prompt,omitempty"`
 	// Shown is the view (ViewKey) the page asked its heatmap page to show
-	// from maps ahead for this request: when the worker sent those maps,
-	// it sends no maps again (HeadResult.MapsDirect).
+	// from its ladder for this request: when the worker relayed those
+	// maps, it sends no maps again (HeadResult.MapsDirect).
 	Shown string `json:"shown,omitempty"`
 }
 
@@ -396,10 +400,10 @@ type Maps struct {
 	Syn      int  `json:"syn,omitempty"`
 	// View is the ViewKey of these maps ("" when unknown).
 	View string `json:"view,omitempty"`
-	// Ahead marks maps sent before anyone asked for them: the heatmap
-	// page keeps them for a show message of their View and does not draw
-	// them on arrival (see the package comment).
-	Ahead bool `json:"ahead,omitempty"`
+	// Ladder marks maps relayed before anyone asked for them (a step of
+	// the ladder): the heatmap page keeps them for a show message of their
+	// View and does not draw them on arrival (see the package comment).
+	Ladder bool `json:"ladder,omitempty"`
 }
 
 // ViewKey names what a head's maps show: the worker's model (HeadResult.Model),
@@ -422,14 +426,11 @@ func ViewPrefix(key string) string {
 	return key
 }
 
-// AheadMax is the most maps ahead a heatmap page keeps, all of one
-// ViewPrefix (a new prefix replaces them); the worker sends no more than
-// that per prefix, and no more than AheadMaxBytes of buffers (about 50 kB
-// a map on the default sample; a long sample's maps are larger).
-const (
-	AheadMax      = 128
-	AheadMaxBytes = 16 << 20
-)
+// LadderMaxBytes bounds the buffers a Ladder holds (about 50 kB a map on
+// the default sample, whose 99 slider steps take 5 MB; a long sample's maps
+// are larger): a view that would pass it is not held, and the worker relays
+// no more ladder maps for the focus.
+const LadderMaxBytes = 16 << 20
 
 // HeadTitle is the heatmap's title for a head (the renderer adds method,
 // ratio and error, in a bitmap font: ASCII only).
@@ -483,91 +484,92 @@ func (r *Recent[V]) Put(key string, v V) {
 // Reset forgets everything.
 func (r *Recent[V]) Reset() { r.keys, r.vals = nil, nil }
 
-// Ahead holds maps ahead by view (see the package comment): at most
-// AheadMax, all of the ViewPrefix of the latest put; putting a view of
-// another prefix forgets the others first. The zero value is empty and
-// ready to use.
-type Ahead[V any] struct {
+// Ladder holds maps by ratio slider step, all of one focus (the
+// ViewPrefix of the latest put; a view of another prefix forgets the others
+// first), at most LadderMaxBytes of buffers (see the package comment). The
+// worker and the heatmap page each keep one and put the same views in the
+// same order. The zero value is empty and ready to use.
+type Ladder[V any] struct {
 	prefix string
-	vals   map[string]V
+	steps  map[int]V
+	bytes  int
+	full   bool
 }
 
-// Put keeps v for view and reports whether it did: a view past AheadMax
-// of the same prefix is refused.
-func (a *Ahead[V]) Put(view string, v V) bool {
-	if p := ViewPrefix(view); p != a.prefix || a.vals == nil {
-		a.prefix, a.vals = p, map[string]V{}
-	}
-	if _, ok := a.vals[view]; !ok && len(a.vals) >= AheadMax {
+// Put keeps v, of size bytes, for view and reports whether it did: a view
+// that would take the ladder past LadderMaxBytes (or without a ratio) is
+// refused, and the ladder is Full from then on.
+func (l *Ladder[V]) Put(view string, v V, size int) bool {
+	p, step, ok := ViewStep(view)
+	if !ok {
 		return false
 	}
-	a.vals[view] = v
+	if p != l.prefix || l.steps == nil {
+		l.prefix, l.steps, l.bytes, l.full = p, map[int]V{}, 0, false
+	}
+	if _, held := l.steps[step]; !held {
+		if l.bytes+size > LadderMaxBytes {
+			l.full = true
+			return false
+		}
+		l.bytes += size
+	}
+	l.steps[step] = v
 	return true
 }
 
-// Get returns what was put for view, if it is still held.
-func (a *Ahead[V]) Get(view string) (V, bool) {
-	v, ok := a.vals[view]
+// Get returns what was put for view, if it is held.
+func (l *Ladder[V]) Get(view string) (V, bool) {
+	p, step, ok := ViewStep(view)
+	if !ok || p != l.prefix {
+		var zero V
+		return zero, false
+	}
+	v, ok := l.steps[step]
 	return v, ok
 }
 
-// Len is how many views are held.
-func (a *Ahead[V]) Len() int { return len(a.vals) }
-
-// Nearest returns up to k of the views held whose ratios (ViewRatio) are
-// nearest ratio but not ratio itself: the maps a drag of the ratio slider
-// from ratio reaches next. Views on the side of dir (the sign of the last
-// move; 0: neither side) count at their distance, the others at twice
-// theirs; ties go to the side of dir, then to the lower ratio.
-func (a *Ahead[V]) Nearest(ratio, dir float64, k int) []string {
-	type cand struct {
-		view    string
-		r, dist float64
-		behind  bool
-	}
-	var cs []cand
-	for view := range a.vals {
-		r, ok := ViewRatio(view)
-		if !ok || r == ratio {
-			continue
-		}
-		c := cand{view: view, r: r, dist: math.Abs(r - ratio)}
-		if dir != 0 && (r-ratio)*dir < 0 {
-			c.behind, c.dist = true, 2*c.dist
-		}
-		cs = append(cs, c)
-	}
-	slices.SortFunc(cs, func(x, y cand) int {
-		if c := cmp.Compare(x.dist, y.dist); c != 0 {
-			return c
-		}
-		if x.behind != y.behind {
-			if x.behind {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(x.r, y.r)
-	})
-	out := make([]string, 0, min(k, len(cs)))
-	for _, c := range cs[:min(k, len(cs))] {
-		out = append(out, c.view)
-	}
-	return out
+// Step returns what was put for the slider step of the ladder's focus, if
+// it is held.
+func (l *Ladder[V]) Step(step int) (V, bool) {
+	v, ok := l.steps[step]
+	return v, ok
 }
 
-// ViewRatio is the ratio a ViewKey ends with; false when it ends with none.
-func ViewRatio(key string) (float64, bool) {
-	i := strings.LastIndexByte(key, '@')
-	if i < 0 {
-		return 0, false
-	}
-	r, err := strconv.ParseFloat(key[i+1:], 64)
-	return r, err == nil
-}
+// Prefix is the ViewPrefix of the ladder's views ("" when empty).
+func (l *Ladder[V]) Prefix() string { return l.prefix }
+
+// Len is how many steps are held.
+func (l *Ladder[V]) Len() int { return len(l.steps) }
+
+// Full reports whether a view of the ladder's focus was refused.
+func (l *Ladder[V]) Full() bool { return l.full }
 
 // Reset forgets everything.
-func (a *Ahead[V]) Reset() { a.prefix, a.vals = "", nil }
+func (l *Ladder[V]) Reset() { *l = Ladder[V]{} }
+
+// RatioStep is the ratio slider's step of ratio r (RatioSlider: r x
+// PerUnit, rounded).
+func RatioStep(r float64) int { return int(math.Round(r * RatioSlider.PerUnit())) }
+
+// StepRatio is the ratio of slider step k, k / PerUnit (division: the same
+// float64 as the slider's value parsed).
+func StepRatio(k int) float64 { return float64(k) / RatioSlider.PerUnit() }
+
+// ViewStep splits a ViewKey into its prefix (ViewPrefix) and the ratio
+// slider step of its ratio; false when it ends with no ratio or one that
+// is not a slider step.
+func ViewStep(key string) (prefix string, step int, ok bool) {
+	i := strings.LastIndexByte(key, '@')
+	if i < 0 {
+		return "", 0, false
+	}
+	r, err := strconv.ParseFloat(key[i+1:], 64)
+	if err != nil || StepRatio(RatioStep(r)) != r {
+		return "", 0, false
+	}
+	return key[:i], RatioStep(r), true
+}
 
 // Screen is what a heatmap page shows: its maps' View and Seq ("" and 0
 // when unknown).

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -139,104 +140,80 @@ func TestViewKey(t *testing.T) {
 	}
 }
 
-// TestAhead: views of one prefix are kept up to AheadMax; a view of
-// another prefix replaces them all.
-func TestAhead(t *testing.T) {
+// TestLadder: views of one prefix are kept by slider step up to
+// LadderMaxBytes; a view of another prefix replaces them all.
+func TestLadder(t *testing.T) {
 	p := Params{Lambda: 0.5, Phi: 0.25, Tau: 0.95}
 	view := func(head, k int) string {
 		q := p
-		q.Ratio = float64(k) / 100
+		q.Ratio = StepRatio(k)
 		return ViewKey(1, 0, head, "hae-ols", q, "all")
 	}
-	var a Ahead[int]
-	if _, ok := a.Get(view(0, 1)); ok {
-		t.Fatal("the zero Ahead holds a view")
+	var l Ladder[int]
+	if _, ok := l.Get(view(0, 1)); ok {
+		t.Fatal("the zero Ladder holds a view")
 	}
-	for k := 0; k < AheadMax+5; k++ {
-		if ok := a.Put(view(0, k), k); ok != (k < AheadMax) {
-			t.Fatalf("put %d: %v, want %v", k, ok, k < AheadMax)
+	const size = LadderMaxBytes / 10
+	for k := 2; k < 15; k++ {
+		if ok := l.Put(view(0, k), k, size); ok != (k < 12) {
+			t.Fatalf("put %d: %v, want %v", k, ok, k < 12)
 		}
 	}
-	if a.Len() != AheadMax {
-		t.Fatalf("holds %d, want %d", a.Len(), AheadMax)
+	if l.Len() != 10 || !l.Full() {
+		t.Fatalf("holds %d (full %v), want 10 and full", l.Len(), l.Full())
 	}
-	if !a.Put(view(0, 3), 33) {
+	if !l.Put(view(0, 3), 33, size) {
 		t.Error("a held view is refused when full")
 	}
-	if v, ok := a.Get(view(0, 3)); !ok || v != 33 {
+	if v, ok := l.Get(view(0, 3)); !ok || v != 33 {
 		t.Errorf("view 3 holds %d %v, want 33", v, ok)
 	}
-	if !a.Put(view(1, 7), 7) || a.Len() != 1 {
-		t.Fatalf("a new prefix: holds %d, want 1", a.Len())
+	if v, ok := l.Step(4); !ok || v != 4 {
+		t.Errorf("step 4 holds %d %v, want 4", v, ok)
 	}
-	if _, ok := a.Get(view(0, 3)); ok {
+	if _, ok := l.Get(view(1, 3)); ok {
+		t.Error("another prefix's view is held")
+	}
+	if !l.Put(view(1, 7), 7, size) || l.Len() != 1 || l.Full() || l.Prefix() != ViewPrefix(view(1, 7)) {
+		t.Fatalf("a new prefix: holds %d (full %v), want 1", l.Len(), l.Full())
+	}
+	if _, ok := l.Get(view(0, 3)); ok {
 		t.Error("the old prefix's views survive a new prefix")
 	}
-	a.Reset()
-	if _, ok := a.Get(view(1, 7)); ok || a.Len() != 0 {
+	if l.Put("no ratio", 1, 0) {
+		t.Error("a view without a ratio is held")
+	}
+	l.Reset()
+	if _, ok := l.Get(view(1, 7)); ok || l.Len() != 0 {
 		t.Error("Reset keeps a view")
 	}
 }
 
-// TestAheadNearest: the views a drag reaches next, those on the side of
-// the last move first.
-func TestAheadNearest(t *testing.T) {
-	p := Params{Lambda: 0.5, Phi: 0.25, Tau: 0.95}
-	view := func(k int) string {
-		q := p
-		q.Ratio = float64(k) / 100
-		return ViewKey(1, 0, 2, "hae-ols", q, "all")
-	}
-	var a Ahead[int]
-	for _, k := range []int{10, 20, 21, 22, 23, 24, 26, 27, 28, 30} {
-		a.Put(view(k), k)
-	}
+// TestViewStep: the prefix and ratio slider step of a view key; every
+// step's ratio is the slider's value parsed, and back.
+func TestViewStep(t *testing.T) {
 	tests := []struct {
-		name  string
-		ratio float64
-		dir   float64
-		k     int
-		want  []int
+		key    string
+		prefix string
+		step   int
+		ok     bool
 	}{
-		{"down", 0.25, -1, 3, []int{24, 23, 26}},
-		{"up", 0.25, 1, 3, []int{26, 27, 24}},
-		{"no direction: ties to the lower", 0.25, 0, 4, []int{24, 26, 23, 27}},
-		{"the view shown is not one", 0.24, -1, 2, []int{23, 22}},
-		{"more than held", 0.1, 1, 20, []int{20, 21, 22, 23, 24, 26, 27, 28, 30}},
-		{"none", 0.25, 1, 0, nil},
+		{ViewKey(0, 1, 2, "topk", Params{Ratio: 0.37}, ""), "0/1/2/topk/0/0/0/all", 37, true},
+		{"a/b@1", "a/b", 100, true},
+		{"a/b", "", 0, false},
+		{"a/b@", "", 0, false},
+		{"a/b@x", "", 0, false},
+		{"a/b@0.305", "", 0, false},
 	}
 	for _, tc := range tests {
-		got := a.Nearest(tc.ratio, tc.dir, tc.k)
-		var want []string
-		for _, k := range tc.want {
-			want = append(want, view(k))
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s: %v, want %v", tc.name, got, want)
+		if p, k, ok := ViewStep(tc.key); p != tc.prefix || k != tc.step || ok != tc.ok {
+			t.Errorf("ViewStep(%q) = %q, %v, %v; want %q, %v, %v", tc.key, p, k, ok, tc.prefix, tc.step, tc.ok)
 		}
 	}
-	var empty Ahead[int]
-	if got := empty.Nearest(0.5, 1, 3); len(got) != 0 {
-		t.Errorf("the zero Ahead: %v", got)
-	}
-}
-
-// TestViewRatio: the ratio at the end of a view key.
-func TestViewRatio(t *testing.T) {
-	tests := []struct {
-		key  string
-		want float64
-		ok   bool
-	}{
-		{ViewKey(0, 1, 2, "topk", Params{Ratio: 0.37}, ""), 0.37, true},
-		{"a/b@1", 1, true},
-		{"a/b", 0, false},
-		{"a/b@", 0, false},
-		{"a/b@x", 0, false},
-	}
-	for _, tc := range tests {
-		if r, ok := ViewRatio(tc.key); r != tc.want || ok != tc.ok {
-			t.Errorf("ViewRatio(%q) = %v, %v; want %v, %v", tc.key, r, ok, tc.want, tc.ok)
+	for k := 2; k <= 100; k++ {
+		r, err := strconv.ParseFloat(strconv.FormatFloat(StepRatio(k), 'f', 2, 64), 64)
+		if err != nil || r != StepRatio(k) || RatioStep(r) != k {
+			t.Errorf("step %d: ratio %v, parsed %v, step back %d", k, StepRatio(k), r, RatioStep(r))
 		}
 	}
 }

@@ -15,34 +15,16 @@
 // starts, and one that a newer message replaced before then never is. The
 // messages the app relays from its worker carry a key for the head's
 // unchanging part, which comes only with the first message of a key (see
-// wire); this page keeps the last wire.RecentKeys of those parts as
-// the messages arrive. Relayed maps marked ahead are kept by view
-// (wire.Ahead) and drawn only when the parent posts {show: view, seq},
-// as the maps of seq; maps older than those on screen, or of the view on
-// screen, are not drawn (wire.Screen). The maps ahead of the slider
-// positions nearest the one on screen are decoded and painted while the
+// wire); this page keeps the last wire.RecentKeys of those parts as the
+// messages arrive. It keeps every relayed maps message of the app's focus
+// by ratio slider step (its ladder, a wire.Ladder): maps of a ladder step
+// are drawn only when the parent posts {show: view, seq}, as the maps of
+// seq, and a show message of a step it holds draws at once; maps older than
+// those on screen, or of the view on screen, are not drawn (wire.Screen).
+// The steps next to the one on screen are decoded and painted while the
 // page is idle, so that their show message only puts the painting on
-// screen (prepStore). The renderer posts to its parent:
-//
-//	{type: "heatmap-ready"}                       once started
-//	{type: "heatmap-drawn", rows, cols, ratio, seq, drawn_at, decode_ms,
-//	 arrived_at, wait_ms, paint_ms, ahead,        after drawing a new message
-//	 prepared, rehearsed}                         (ahead: maps sent ahead;
-//	                                              prepared: decoded and painted
-//	                                              before their show message;
-//	                                              rehearsed: rehearsal rounds run)
-//	                                              (seq: the message's; drawn_at,
-//	                                              arrived_at: performance.timeOrigin
-//	                                              + now(), a clock the parent shares)
-//	{type: "heatmap-hover", panel, row, col, value}  when the hovered cell
-//	                                              changes (row -1 on leaving;
-//	                                              row -1 with a col: the strip)
-//	{type: "heatmap-view", rows, cols, r0, rspan, c0, cspan}
-//	                                              when the visible cells change
-//	{type: "heatmap-error", error}                when a message is rejected
-//	{type: "heatmap-error", error, missing: key}  when a message refers to
-//	                                              an unchanging part this page
-//	                                              does not hold
+// screen (prepStore). Its messages to the parent are wire's HeatmapReady,
+// HeatmapDrawn, HeatmapHover, HeatmapView and HeatmapError.
 //
 // The mouse wheel zooms about the cursor, dragging pans, a double click (or
 // the 0 key) shows the whole map again; with the canvas focused, + and -
@@ -96,7 +78,7 @@ func (b *inbox) takeReset() bool {
 // put keeps msg as the latest message, unless the message waiting is
 // newer (a higher seq: a show message overtakes the worker's maps of
 // earlier moves) or the same maps (the worker's maps of a view shown from
-// maps ahead).
+// the ladder).
 func (b *inbox) put(msg js.Value, at float64) {
 	env := envelope(msg)
 	b.mu.Lock()
@@ -108,26 +90,10 @@ func (b *inbox) put(msg js.Value, at float64) {
 }
 
 // envelope reads a message's envelope (wire.Envelope).
-func envelope(msg js.Value) wire.Envelope { return wire.ReadEnvelope(jsFields{msg}) }
+func envelope(msg js.Value) wire.Envelope { return wire.ReadEnvelope(fields(msg)) }
 
-// jsFields reads a JavaScript object's fields (wire.Fields).
-type jsFields struct{ v js.Value }
-
-func (f jsFields) String(key string) (string, bool) {
-	if x := f.v.Get(key); x.Type() == js.TypeString {
-		return x.String(), true
-	}
-	return "", false
-}
-
-func (f jsFields) Number(key string) (float64, bool) {
-	if x := f.v.Get(key); x.Type() == js.TypeNumber {
-		return x.Float(), true
-	}
-	return 0, false
-}
-
-func (f jsFields) Bool(key string) bool { return f.v.Get(key).Truthy() }
+// fields reads a JavaScript object's fields.
+func fields(v js.Value) wire.Fields { return wire.JSFields[js.Value, js.Type]{V: v} }
 
 func (b *inbox) pending() bool {
 	b.mu.Lock()
@@ -167,7 +133,7 @@ type game struct {
 	posted   heatmap.View // the view last reported to the parent
 	drawnMsg bool
 	screen   wire.Screen // the maps on screen
-	shown    bool        // they came from maps ahead (a show message)
+	shown    bool        // they came from the ladder (a show message)
 	// Timings of the latest data, reported with "heatmap-drawn" (ms): its
 	// decoding, and when it arrived (performance.now()).
 	decodeMs, arrived float64
@@ -176,36 +142,42 @@ type game struct {
 	postedAt, relayedAt float64
 	lastNew             float64 // when the maps on screen were taken (performance.now())
 	frameTimer          timer   // asks for a frame (later)
-	warm                warmUp
 	prep                prepStore
-	screenMem           *bufSet  // the memory of the maps on screen when they were prepared ahead
+	screenMem           *bufSet  // the memory of the maps on screen when they were prepared
 	screenBufs          js.Value // the buffers of their message
-	prepared            bool     // the maps on screen were prepared ahead
+	prepared            bool     // the maps on screen were prepared before their show message
 }
 
-// prepMax is how many maps ahead the page decodes and paints before the
-// app shows them: the slider positions a drag reaches next (see
-// wire.Ahead.Nearest), two in the direction of the last move and one
-// behind. A show message of a prepared view only hands its painting to
-// the renderer; without it, decoding and painting took 8-25 ms of each
-// drawing in a cold scrub.
-const prepMax = 3
+// nextSteps are the steps of the ladder the page decodes and paints
+// before the app shows them, from step cur: those a drag reaches next, two
+// in the direction of the last move and one behind. A show message of a prepared
+// step only hands its painting to the renderer (decoding and painting take
+// 8-25 ms of a drawing otherwise).
+func (ps *prepStore) nextSteps(cur int) []int {
+	d := ps.dir
+	if d == 0 {
+		d = 1
+	}
+	return []int{cur + d, cur + 2*d, cur - d}
+}
 
-// prepStore holds the maps ahead prepared for the views that may be shown
-// next, and the memory of those no longer wanted.
+// prepStore holds the ladder's steps prepared for a show message (of the
+// ladder's focus, prefix), by step, and the memory of those no longer
+// wanted.
 type prepStore struct {
-	by     map[string]*preparedMaps
+	prefix string
+	by     map[int]*preparedMaps
 	mem    []*bufSet
 	paint  []*heatmap.Painting
-	dir    float64 // the sign of the last change of ratio on screen
-	wanted bool    // a step gave way to a frame: the frame schedules one
+	dir    int  // the sign of the last change of step on screen
+	wanted bool // a step gave way to a frame: the frame schedules one
 	step   timer
 }
 
-// preparedMaps are maps ahead decoded and painted for the layout and view
-// on screen when they were painted.
+// preparedMaps are a ladder step's maps decoded and painted for the layout
+// and view on screen when they were painted.
 type preparedMaps struct {
-	bufs js.Value // the ahead message's buffers: which message this is
+	bufs js.Value // the message's buffers: which message this is
 	d    *heatmap.Data
 	mem  *bufSet
 	p    *heatmap.Painting
@@ -221,19 +193,35 @@ func (ps *prepStore) free(mem *bufSet, p *heatmap.Painting) {
 	}
 }
 
-// put holds e as the prepared maps of view (replacing any).
-func (ps *prepStore) put(view string, e *preparedMaps) {
-	ps.drop(view)
-	if ps.by == nil {
-		ps.by = map[string]*preparedMaps{}
+// put holds e as the prepared maps of step of the focus prefix
+// (replacing any; a new prefix drops the others).
+func (ps *prepStore) put(prefix string, step int, e *preparedMaps) {
+	if prefix != ps.prefix {
+		for k := range ps.by {
+			ps.drop(k)
+		}
+		ps.prefix = prefix
 	}
-	ps.by[view] = e
+	ps.drop(step)
+	if ps.by == nil {
+		ps.by = map[int]*preparedMaps{}
+	}
+	ps.by[step] = e
 }
 
-// drop forgets the prepared maps of view.
-func (ps *prepStore) drop(view string) {
-	if e := ps.by[view]; e != nil {
-		delete(ps.by, view)
+// get returns the prepared maps of view, if any.
+func (ps *prepStore) get(view string) (*preparedMaps, int) {
+	p, step, ok := wire.ViewStep(view)
+	if !ok || p != ps.prefix {
+		return nil, 0
+	}
+	return ps.by[step], step
+}
+
+// drop forgets the prepared maps of step.
+func (ps *prepStore) drop(step int) {
+	if e := ps.by[step]; e != nil {
+		delete(ps.by, step)
 		ps.free(e.mem, e.p)
 	}
 }
@@ -266,11 +254,10 @@ func (t *timer) after(ms float64, f func()) {
 	js.Global().Call("setTimeout", t.fn, ms)
 }
 
-// prepStep prepares one of the views a drag of the ratio slider reaches
-// next (decoding its maps ahead, or only painting them again after the
-// layout or view changed), forgets those no longer among them, and
-// schedules the next step while any is left. It gives way to a frame that
-// is due.
+// prepStep prepares one of the ladder's steps a drag reaches next
+// (decoding its maps, or only painting them again after the layout or view
+// changed), forgets those no longer among them, and schedules the next step
+// while any is left. It gives way to a frame that is due.
 func (g *game) prepStep() {
 	ps := &g.prep
 	if g.data == nil || g.img == nil {
@@ -280,28 +267,27 @@ func (g *game) prepStep() {
 		ps.wanted = true
 		return
 	}
-	cur, ok := wire.ViewRatio(g.screen.View)
-	if !ok {
-		cur = g.data.Maps.Ratio
+	prefix, cur, ok := wire.ViewStep(g.screen.View)
+	if !ok || prefix != ladder.Prefix() {
+		return
 	}
-	want := ahead.Nearest(cur, ps.dir, prepMax)
-	for view := range ps.by {
-		if !slices.Contains(want, view) {
-			ps.drop(view)
+	want := ps.nextSteps(cur)
+	for step := range ps.by {
+		if ps.prefix != prefix || !slices.Contains(want, step) {
+			ps.drop(step)
 		}
 	}
-	for _, view := range want {
-		m, ok := ahead.Get(view)
+	for _, step := range want {
+		m, ok := ladder.Step(step)
 		if !ok {
 			continue
 		}
 		bufs := m.Get("buffers")
-		e := ps.by[view]
+		e := ps.by[step]
 		if e != nil && e.bufs.Equal(bufs) && e.p.Shows(g.lay, e.d, g.view) {
 			continue
 		}
 		if e == nil || !e.bufs.Equal(bufs) {
-			ps.drop(view)
 			var mem *bufSet
 			if k := len(ps.mem); k > 0 {
 				mem, ps.mem = ps.mem[k-1], ps.mem[:k-1]
@@ -312,11 +298,12 @@ func (g *game) prepStep() {
 			if err != nil || d == nil {
 				// Not drawable now (say, its original map is gone): its
 				// show message will decode it and say why.
+				ps.drop(step)
 				ps.free(mem, nil)
 				continue
 			}
 			e = &preparedMaps{bufs: bufs, d: d, mem: mem}
-			ps.put(view, e)
+			ps.put(prefix, step, e)
 		}
 		if e.p == nil {
 			if k := len(ps.paint); k > 0 {
@@ -326,84 +313,6 @@ func (g *game) prepStep() {
 		e.p = g.r.Prepare(e.p, g.lay, e.d, g.view)
 		g.schedulePrep()
 		return
-	}
-}
-
-// warmUp is the page's rehearsal of decoding and painting a map, run when
-// the page is idle after its first maps (see rehearse).
-type warmUp struct {
-	left int      // rounds still to run
-	msg  js.Value // the message of the maps on screen
-	r    *heatmap.Renderer
-	img  *image.RGBA
-}
-
-// Rehearsal: warmRounds rounds, the first once the page has had no new
-// maps for warmIdleMs, then one every warmGapMs.
-const (
-	warmRounds = 4
-	warmIdleMs = 300
-	warmGapMs  = 60
-	// The labels are cheap to make and were still optimised during the
-	// first drag: each round makes them this many times.
-	warmLabels = 5
-)
-
-// rehearse runs one round of the rehearsal: it decodes the maps on
-// screen again and paints them off screen, under a view no cache holds,
-// with the decoding's spare buffers (nothing on screen changes). V8 runs
-// wasm in a baseline tier first and optimises a function in the
-// background only once it has run for a while: without the rehearsal the
-// first drag of the ratio slider did both. In headless Chromium on two
-// cores the heatmap page spent 170-200 ms of a cold scrub compiling, and
-// its first maps took two to three times as long to decode and paint as
-// later ones.
-func (g *game) rehearse() {
-	w := &g.warm
-	d := g.data
-	w.left--
-	if w.left > 0 {
-		g.later(warmGapMs)
-	}
-	raw := "" // no message to decode: paint only
-	if w.msg.Type() == js.TypeObject && w.msg.Get("json").Type() == js.TypeString {
-		raw = w.msg.Get("json").String()
-	}
-	var m wire.Maps
-	if err := json.Unmarshal([]byte(raw), &m); err == nil && m.Factored && m.Rows == d.Maps.Rows && m.Cols == d.Maps.Cols {
-		bufs := w.msg.Get("buffers")
-		if f, err := heatmap.DecodeFactored(m, bytesOf(bufs, "scale"), bytesOf(bufs, "inv"), bytesOf(bufs, "syn"), bytesOf(bufs, "share"), bytesOf(bufs, "source")); err == nil {
-			// Into the buffers the next message will be decoded into
-			// (scratch until then): they are made now, at idle, rather
-			// than by the first drag's decoding, where growing the wasm
-			// memory took 13 ms of a cold scrub's first frame.
-			slot := &maps.bufs[maps.next]
-			if n := m.Rows * m.Cols; cap(slot.comp) < n {
-				slot.comp = make([]float32, n)
-			}
-			comp := slot.comp[:m.Rows*m.Cols]
-			f.Expand(comp, d.Orig)
-			if wd, err := heatmap.NewData(m, d.Orig, comp, slot.diff, bytesOf(bufs, "classes"), bytesOf(bufs, "segments")); err == nil {
-				slot.diff, d = wd.Diff, wd
-			}
-		}
-	}
-	if w.r == nil {
-		w.r, _ = heatmap.NewRenderer(heatmap.Colormap)
-	}
-	if w.img == nil || w.img.Bounds() != g.img.Bounds() {
-		w.img = image.NewRGBA(g.img.Bounds())
-	}
-	// Zoomed in 1.75, 1.5, 1.25 times, then as shown: each round paints
-	// anew (the rehearsal's renderer holds no box of that view yet), and
-	// the last one takes the paths the drag's frames take.
-	v := g.view.Zoom(1+0.25*float64(w.left), 0.5, 0.5)
-	w.r.Render(w.img, g.lay, d, v, nil)
-	for range warmLabels {
-		heatmap.DrawLabels(w.img, w.r.Labels(g.lay, d, v, nil), g.scale, heatmap.Ink)
-	}
-	if w.left == 0 {
-		*w = warmUp{} // its renderer and image go
 	}
 }
 
@@ -418,12 +327,6 @@ func (g *game) Update() error {
 	} else if msg, at := g.in.take(); msg.Type() == js.TypeObject {
 		g.lastNew = now()
 		g.take(msg, at)
-	} else if g.warm.left > 0 && g.data != nil && g.img != nil {
-		if idle := now() - g.lastNew; idle >= warmIdleMs {
-			g.rehearse()
-		} else {
-			g.later(warmIdleMs - idle)
-		}
 	}
 	if g.data == nil {
 		return nil
@@ -492,7 +395,7 @@ func (g *game) Update() error {
 	if g.view != g.posted {
 		g.posted = g.view
 		v := g.view
-		post(map[string]any{"type": "heatmap-view", "rows": v.Rows, "cols": v.Cols, "r0": v.R0, "rspan": v.RSpan, "c0": v.C0, "cspan": v.CSpan})
+		post(wire.HeatmapView{Rows: v.Rows, Cols: v.Cols, R0: v.R0, RSpan: v.RSpan, C0: v.C0, CSpan: v.CSpan})
 	}
 	return nil
 }
@@ -532,9 +435,9 @@ func (g *game) take(msg js.Value, at float64) {
 	}
 	t0 := now()
 	if show {
-		if e := g.prep.by[view]; e != nil && e.bufs.Equal(msg.Get("buffers")) && e.p.Shows(g.lay, e.d, g.view) {
+		if e, step := g.prep.get(view); e != nil && e.bufs.Equal(msg.Get("buffers")) && e.p.Shows(g.lay, e.d, g.view) {
 			// Decoded and painted before the show message came.
-			delete(g.prep.by, view)
+			delete(g.prep.by, step)
 			e.d.Maps.Seq = seq
 			g.show(e.d, msg, at, t0, e.mem, g.r.Adopt(e.p))
 			return
@@ -543,16 +446,16 @@ func (g *game) take(msg js.Value, at float64) {
 	slot := &maps.bufs[maps.next]
 	d, err := decode(msg, g.data, slot)
 	if err != nil && show {
-		// Maps ahead this page cannot draw now (their original map is
+		// Ladder maps this page cannot draw now (their original map is
 		// gone): the worker's answer to the same move will come.
 		return
 	}
 	if err != nil {
 		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
-		e := map[string]any{"type": "heatmap-error", "error": err.Error()}
+		e := wire.HeatmapError{Error: err.Error()}
 		var miss missingError
 		if errors.As(err, &miss) {
-			e["missing"] = string(miss)
+			e.Missing = string(miss)
 		}
 		post(e)
 		return
@@ -566,24 +469,27 @@ func (g *game) take(msg js.Value, at float64) {
 
 // show puts the maps d of message msg (arrived at at, taken at t0) on
 // screen from the next Draw on; mem is their memory when they were
-// prepared ahead (nil: the ring's), old the painting the renderer gave up
-// for theirs (nil: it paints d over its own). Maps ahead leaving the
-// screen stay prepared (with their painting, when old is it): a drag that
-// turns back reaches them first.
+// prepared (nil: the ring's), old the painting the renderer gave up for
+// theirs (nil: it paints d over its own). Prepared maps leaving the screen
+// stay prepared (with their painting, when old is it): a drag that turns
+// back reaches them first.
 func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, old *heatmap.Painting) {
 	env := envelope(msg)
 	view, show := env.View, env.Shown
-	if r, ok := wire.ViewRatio(view); ok {
-		if prev, ok := wire.ViewRatio(g.screen.View); ok && r != prev {
-			g.prep.dir = math.Copysign(1, r-prev)
+	prefix, step, ok := wire.ViewStep(view)
+	prevPrefix, prev, prevOK := wire.ViewStep(g.screen.View)
+	if ok && prevOK && prefix == prevPrefix && step != prev {
+		g.prep.dir = 1
+		if step < prev {
+			g.prep.dir = -1
 		}
 	}
-	if g.screenMem != nil && g.screen.View != "" && g.screen.View != view {
+	if g.screenMem != nil && prevOK && g.screen.View != view {
 		if old != nil && !old.Shows(g.lay, g.data, g.view) {
 			g.prep.free(nil, old)
 			old = nil
 		}
-		g.prep.put(g.screen.View, &preparedMaps{bufs: g.screenBufs, d: g.data, mem: g.screenMem, p: old})
+		g.prep.put(prevPrefix, prev, &preparedMaps{bufs: g.screenBufs, d: g.data, mem: g.screenMem, p: old})
 	} else {
 		g.prep.free(g.screenMem, old)
 	}
@@ -602,10 +508,6 @@ func (g *game) show(d *heatmap.Data, msg js.Value, at, t0 float64, mem *bufSet, 
 	// (a person may hold the cursor on a cell and step the ratio with the
 	// keyboard).
 	g.lastHov = [3]int{-1, -1, -1}
-	if g.warm.left > 0 {
-		g.warm.msg = msg // rehearse with the latest maps
-		g.later(warmIdleMs)
-	}
 	g.screen, g.shown = wire.Screen{View: view, Seq: d.Maps.Seq}, show
 	g.relayout()
 }
@@ -625,11 +527,11 @@ func (g *game) updateHover(x, y int) {
 		return
 	}
 	g.lastHov, g.hover, g.dirty = key, ro, true
-	msg := map[string]any{"type": "heatmap-hover", "row": -1, "col": -1, "value": nil}
+	msg := wire.HeatmapHover{Row: -1, Col: -1, Value: math.NaN()}
 	if ro != nil {
-		msg["panel"], msg["row"], msg["col"] = ro.Kind.Name(), ro.Row, ro.Col
-		if ro.InMap && !math.IsNaN(float64(ro.Value)) {
-			msg["value"] = float64(ro.Value)
+		msg.Panel, msg.Row, msg.Col = ro.Kind.Name(), ro.Row, ro.Col
+		if ro.InMap {
+			msg.Value = float64(ro.Value)
 		}
 	}
 	post(msg)
@@ -676,11 +578,11 @@ func (g *game) Draw(screen *ebiten.Image) {
 	if g.drawnMsg && g.data != nil {
 		g.drawnMsg = false
 		t1 := now()
-		post(map[string]any{"type": "heatmap-drawn", "rows": g.data.Maps.Rows, "cols": g.data.Maps.Cols, "ratio": g.data.Maps.Ratio,
-			"seq": g.data.Maps.Seq, "drawn_at": js.Global().Get("performance").Get("timeOrigin").Float() + t1,
-			"arrived_at": js.Global().Get("performance").Get("timeOrigin").Float() + g.arrived,
-			"decode_ms":  g.decodeMs, "wait_ms": t0 - g.arrived - g.decodeMs, "paint_ms": t1 - t0, "pixels_ms": tp - t0,
-			"posted_at": g.postedAt, "relayed_at": g.relayedAt, "ahead": g.shown, "prepared": g.prepared, "rehearsed": warmRounds - g.warm.left})
+		origin := js.Global().Get("performance").Get("timeOrigin").Float()
+		post(wire.HeatmapDrawn{Rows: g.data.Maps.Rows, Cols: g.data.Maps.Cols, Ratio: g.data.Maps.Ratio, Seq: g.data.Maps.Seq,
+			DrawnAt: origin + t1, ArrivedAt: origin + g.arrived, PostedAt: g.postedAt, RelayedAt: g.relayedAt,
+			DecodeMs: g.decodeMs, WaitMs: t0 - g.arrived - g.decodeMs, PaintMs: t1 - t0, PixelsMs: tp - t0,
+			Ladder: g.shown, Prepared: g.prepared})
 	}
 }
 
@@ -697,13 +599,15 @@ func (g *game) Layout(outsideW, outsideH int) (int, int) {
 	return w, h
 }
 
-// post sends msg to the parent window.
-func post(msg map[string]any) {
+// post sends msg (one of wire's Heatmap messages) to the parent window.
+func post(msg interface{ Write(wire.Setter) }) {
 	parent := js.Global().Get("parent")
 	if parent.Equal(js.Global().Get("window")) {
 		return
 	}
-	parent.Call("postMessage", js.ValueOf(msg), "*")
+	o := js.Global().Get("Object").New()
+	msg.Write(o)
+	parent.Call("postMessage", o, "*")
 }
 
 // listen receives wire.Maps messages from the parent window, starting
@@ -732,13 +636,16 @@ func listen(in *inbox, wake, prepare func()) {
 		if b := data.Get("buffers"); env.Key != "" && b.Type() == js.TypeObject && b.Get("orig").Type() == js.TypeObject {
 			statics.Put(env.Key, data)
 		}
+		if env.Relay == wire.RelayHeatmap && env.View != "" {
+			// Every relayed view goes into the ladder, as the worker's
+			// wire.Ladder holds it.
+			ladder.Put(env.View, data, buffersSize(data.Get("buffers")))
+		}
 		switch {
-		case env.Ahead:
-			// Maps of a view the app may show next: kept, drawn on its
+		case env.Ladder:
+			// A ladder step the app may show next: kept, drawn on its
 			// show message (or now, if that came first).
-			view := env.View
-			ahead.Put(view, data)
-			if waiting.View == view {
+			if waiting.View == env.View {
 				receive(shown(data, waiting.Seq))
 				waiting = wire.Screen{}
 			} else {
@@ -746,16 +653,19 @@ func listen(in *inbox, wake, prepare func()) {
 			}
 		case env.Show != "":
 			// The app's view changed to show (its head request seq): draw
-			// the maps sent ahead for it, else wait for them or for the
+			// the ladder's maps of it, else wait for them or for the
 			// worker's answer.
 			view, seq := env.Show, env.Seq
-			if m, ok := ahead.Get(view); ok {
+			if m, ok := ladder.Get(view); ok {
 				receive(shown(m, seq))
 				waiting = wire.Screen{}
 			} else {
 				waiting = wire.Screen{View: view, Seq: seq}
 			}
 		default:
+			if env.View != "" && env.View == waiting.View {
+				waiting = wire.Screen{}
+			}
 			receive(data)
 		}
 		return nil
@@ -773,15 +683,32 @@ func listen(in *inbox, wake, prepare func()) {
 	}
 }
 
-// ahead holds the maps sent ahead (wire.Maps.Ahead) by view, and waiting
-// the show message whose maps have not come yet (see wire).
+// ladder holds the relayed maps messages of the app's focus by slider
+// step, and waiting is the show message whose maps have not come yet (see
+// wire).
 var (
-	ahead   wire.Ahead[js.Value]
+	ladder  wire.Ladder[js.Value]
 	waiting wire.Screen
 )
 
-// shown is a message of maps ahead m to draw as the maps of seq: the same
-// buffers (decoding copies them, so m stays whole for another show).
+// buffersSize is the byteLength of a message's buffers, added up (as the
+// worker's wire.Ladder counts them).
+func buffersSize(bufs js.Value) int {
+	if bufs.Type() != js.TypeObject {
+		return 0
+	}
+	n := 0
+	vals := js.Global().Get("Object").Call("values", bufs)
+	for i := range vals.Length() {
+		if b := vals.Index(i).Get("byteLength"); b.Type() == js.TypeNumber {
+			n += b.Int()
+		}
+	}
+	return n
+}
+
+// shown is a ladder message m to draw as the maps of seq: the same buffers
+// (decoding copies them, so m stays whole for another show).
 func shown(m js.Value, seq int) js.Value {
 	o := js.Global().Get("Object").New()
 	for _, k := range []string{"json", "buffers"} {
@@ -800,8 +727,7 @@ type bufSet struct{ comp, diff []float32 }
 // ring holds the float buffers of the last messages: decoding reuses the
 // older instead of allocating two maps per message. Two: the maps on
 // screen and the ones being decoded (Update decodes, so nothing else holds
-// one; between two decodes the rehearsal uses the second as scratch). Maps
-// prepared ahead (prepStore) have memory of their own.
+// one). Prepared maps (prepStore) have memory of their own.
 type ring struct {
 	next int
 	bufs [2]bufSet
@@ -870,8 +796,8 @@ func (k missingError) Error() string {
 // map, token texts, needles) from the maps on screen (prev) or from
 // statics. When the original map equals that of prev, the new Data shares
 // prev's (Data.ShareOrig), so that its painting is reused. An original map
-// is never written once decoded: Data on screen and Data prepared ahead
-// may share it.
+// is never written once decoded: Data on screen and prepared Data may
+// share it.
 func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error) {
 	if v.Type() != js.TypeObject || v.Get("json").Type() != js.TypeString {
 		return nil, nil
@@ -882,7 +808,7 @@ func decode(v js.Value, prev *heatmap.Data, slot *bufSet) (*heatmap.Data, error)
 	}
 	env := envelope(v)
 	if env.Seq > 0 {
-		m.Seq = env.Seq // maps ahead, shown for the app's request seq
+		m.Seq = env.Seq // ladder maps, shown for the app's request seq
 	}
 	key := env.Key
 	bufs := v.Get("buffers")
@@ -944,7 +870,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	g := &game{in: &inbox{msg: js.Undefined()}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}, warm: warmUp{left: warmRounds}}
+	g := &game{in: &inbox{msg: js.Undefined()}, r: r, scale: 1, lastHov: [3]int{-1, -1, -1}}
 	g.panels, _ = heatmap.PanelsFor("all")
 	listen(g.in, g.wake, g.schedulePrep)
 	ebiten.SetScreenClearedEveryFrame(false)
@@ -957,7 +883,7 @@ func main() {
 	ebiten.SetFPSMode(ebiten.FPSModeVsyncOffMinimum) //nolint:staticcheck
 	ebiten.SetRunnableOnUnfocused(true)
 	ebiten.SetWindowTitle("haeols heatmap")
-	post(map[string]any{"type": "heatmap-ready"})
+	post(wire.HeatmapReady{})
 	if err := ebiten.RunGame(g); err != nil {
 		js.Global().Get("console").Call("error", "heatmap: "+err.Error())
 	}

@@ -76,22 +76,14 @@ type Engine struct {
 	info   *wire.Info
 	caches map[cacheKey]*cacheEntry
 	order  []cacheKey
-	// focus is the last head asked for (layer, query head, method,
-	// parameters): Prefetch compresses around it while the worker is idle.
-	focus    *wire.Request
-	focusKV  int        // focus's KV head
-	prefetch []cacheKey // what Prefetch still has to do for focus
-	// nextUnits is how many of the first prefetch entries PrefetchNext
-	// prepares (see setFocus).
-	nextUnits int
-	// ahead are the views whose maps Prefetch sent ahead (wire.Maps.Ahead)
-	// to the heatmap page since it last started (aheadResets) or the
-	// views' prefix changed, as the page's wire.Ahead holds them;
-	// aheadBytes their buffers' size (at most aheadMaxBytes).
-	ahead       map[string]bool
-	aheadBytes  int // their buffers' size
-	aheadPrefix string
-	aheadResets int
+	// focus is the view of the last head asked for (layer, query head,
+	// method, parameters, panel), at the slider step focusStep, reached
+	// by a move in the direction focusDir (the sign of the last move of
+	// the ratio; 0 before any): Climb works on its ladder.
+	focus     *wire.Request
+	focusKV   int
+	focusStep int
+	focusDir  int
 }
 
 // MapsSink sends a head's attention maps to the heatmap page directly.
@@ -102,12 +94,17 @@ type MapsSink interface {
 	// maps named key (see wire): the original map, the token texts and
 	// the needles. It is false when there is no receiver.
 	Holds(key string) bool
+	// HoldsView reports whether the receiver's ladder holds the maps of
+	// view (a wire.ViewKey); false when there is no receiver.
+	HoldsView(view string) bool
+	// LadderFull reports whether the receiver's ladder refused a view of
+	// the focus of view (wire.Ladder.Full).
+	LadderFull(view string) bool
 	// Send posts a maps message with its buffers (without "orig" and with
-	// empty TokenText and Needles when the receiver holds key's) and
-	// reports whether it went out.
+	// empty TokenText and Needles when the receiver holds key's), which the
+	// receiver puts in its ladder, and reports whether it went out: maps
+	// of a ladder step (Maps.Ladder) that the ladder refuses do not.
 	Send(m wire.Maps, key string, bufs map[string][]byte) bool
-	// Resets counts the receiver's (re)starts: it holds nothing after one.
-	Resets() int
 }
 
 // setModel replaces the model; the maps keys of the old one no longer
@@ -166,8 +163,8 @@ type cacheEntry struct {
 }
 
 // evaluate is g.Evaluate(c, hi) for the cache c kept under k, computed
-// once per query head while the cache is kept: a slider position's maps
-// sent ahead, its head request and the grid all ask for it.
+// once per query head while the cache is kept: a ladder step's maps, its
+// head request and the grid all ask for it.
 func (e *Engine) evaluate(k cacheKey, g *core.Group, c *core.Cache, hi int) core.Metrics {
 	ce := e.caches[k]
 	if ce == nil || ce.c != c {
@@ -244,7 +241,7 @@ func (e *Engine) dropGPU(err error, emit Emit) {
 			e.setModel(m)
 		}
 	}
-	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+	e.caches, e.order, e.focus = nil, nil, nil
 	e.compute = wire.Compute{Device: "cpu", Note: "the GPU failed (" + strings.TrimPrefix(err.Error(), "gpu: ") + "); computing on the CPU."}
 	c := e.compute
 	emit(wire.Response{ID: e.computeID, Op: wire.OpCompute, Compute: &c, Done: true}, nil)
@@ -344,7 +341,7 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 	e.setModel(m)
 	e.lm = nil
 	e.info = infoOf(name, s)
-	e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+	e.caches, e.order, e.focus = nil, nil, nil
 	emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 	return nil
 }
@@ -385,7 +382,7 @@ func (e *Engine) setCompute(req wire.Request, emit Emit) error {
 			return fmt.Errorf("compute: %w", err)
 		}
 		e.setModel(m)
-		e.caches, e.order, e.focus, e.prefetch = nil, nil, nil, nil
+		e.caches, e.order, e.focus = nil, nil, nil
 	}
 	e.accel, e.compute, e.computeID = accel, c, req.ID
 	emit(wire.Response{ID: req.ID, Op: req.Op, Compute: &c, Done: true}, nil)
@@ -549,7 +546,8 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 // maps go first and the answer follows. Once the head's cache is made
 // (and kept), a head request that a newer one superseded (check) stops
 // without an answer, or after its numbers: evaluating it and drawing its
-// maps would only delay the newer one.
+// maps would only delay the newer one. The head's view becomes the focus
+// of the ladder (see Climb), from its step.
 func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
@@ -563,6 +561,7 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 		return fmt.Errorf("head: %w", err)
 	}
 	c, err := e.compress(req.Layer, g.KV, req.Method, p)
+	e.setFocus(req, g.KV)
 	if errors.Is(err, core.ErrDoesNotFit) {
 		hr := &wire.HeadResult{Method: req.Method, NA: err.Error()}
 		emit(wire.Response{ID: req.ID, Op: req.Op, Head: hr, Done: true}, nil)
@@ -571,7 +570,6 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 	if err != nil {
 		return fmt.Errorf("head: %w", err)
 	}
-	e.setFocus(req, g.KV)
 	if check() {
 		return nil
 	}
@@ -607,9 +605,9 @@ func (e *Engine) head(req wire.Request, emit Emit, check Check) error {
 // it (hr.MapsDirect); otherwise it sets hr.Maps and returns the buffers to
 // answer with.
 func (e *Engine) maps(req wire.Request, g *core.Group, c *core.Cache, hi int, hr *wire.HeadResult) map[string][]byte {
-	if req.Direct && req.Shown != "" && e.heldAhead(req.Shown) && e.Maps.Holds(e.mapsKey(req.Layer, req.Head)) &&
+	if req.Direct && req.Shown != "" && e.Maps != nil && e.Maps.HoldsView(req.Shown) && e.Maps.Holds(e.mapsKey(req.Layer, req.Head)) &&
 		req.Shown == wire.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel) {
-		// The heatmap page draws these maps from those sent ahead.
+		// The heatmap page draws these maps from its ladder.
 		hr.MapsDirect = true
 		return nil
 	}
@@ -669,73 +667,6 @@ func (e *Engine) mapsMessage(req wire.Request, g *core.Group, c *core.Cache, hi 
 		bufs["comp"] = float32LE(am.Comp)
 	}
 	return m, bufs, am
-}
-
-// aheadMaxBytes is wire.AheadMaxBytes, a variable so that tests can
-// lower it.
-var aheadMaxBytes = wire.AheadMaxBytes
-
-// heldAhead reports whether the heatmap page holds the maps of view sent
-// ahead.
-func (e *Engine) heldAhead(view string) bool {
-	return e.Maps != nil && e.Maps.Ready() && e.Maps.Resets() == e.aheadResets && e.ahead[view]
-}
-
-// sendAhead sends the heatmap page the maps of the focused view at the
-// ratio of the prefetched cache k (wire.Maps.Ahead), unless k is not of
-// the focused view, the page does not want maps ahead or holds them
-// already; it reports whether it sent them.
-func (e *Engine) sendAhead(k cacheKey) bool {
-	f := e.focus
-	if f == nil || !f.Maps || !f.Direct || e.Maps == nil || !e.Maps.Ready() || k.layer != f.Layer || k.kv != e.focusKV || k.method != f.Method {
-		return false
-	}
-	fp := coreParams(f.Params)
-	fp.Ratio = k.params.Ratio
-	if fp != k.params {
-		return false
-	}
-	if r := e.Maps.Resets(); r != e.aheadResets {
-		e.ahead, e.aheadResets = nil, r
-	}
-	req := *f
-	req.Params.Ratio = k.params.Ratio
-	view := wire.ViewKey(e.gen, req.Layer, req.Head, req.Method, req.Params, req.Panel)
-	if p := wire.ViewPrefix(view); p != e.aheadPrefix || e.ahead == nil {
-		e.ahead, e.aheadBytes, e.aheadPrefix = map[string]bool{}, 0, p
-	}
-	// The page needs the head's original map to draw them: it came with
-	// the focused request's maps, unless the page restarted since.
-	key := e.mapsKey(req.Layer, req.Head)
-	if e.ahead[view] || len(e.ahead) >= wire.AheadMax || e.aheadBytes >= aheadMaxBytes || !e.Maps.Holds(key) {
-		return false
-	}
-	ce, ok := e.caches[k]
-	if !ok || ce.err != nil {
-		return false
-	}
-	g, hi, err := e.model.Head(req.Layer, req.Head)
-	if err != nil || g.AttnOnly {
-		// An attention-only sample's compressed map has no factored form:
-		// each would be as large as the map (0.8 MB on the default size).
-		return false
-	}
-	m, bufs, _ := e.mapsMessage(req, g, ce.c, hi, result.Num(e.evaluate(k, g, ce.c, hi).Err))
-	m.Ahead = true
-	size := 0
-	for _, b := range bufs {
-		size += len(b)
-	}
-	if e.aheadBytes+size > aheadMaxBytes {
-		e.aheadBytes = aheadMaxBytes // full: the views' maps are all about this size
-		return false
-	}
-	if !e.Maps.Send(m, key, bufs) {
-		return false
-	}
-	e.ahead[view] = true
-	e.aheadBytes += size
-	return true
 }
 
 // withStatic adds the unchanging part of a head's maps to m and bufs.
@@ -810,169 +741,4 @@ func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
 	}
 	emit(wire.Response{ID: req.ID, Op: req.Op, Curve: cv, Progress: 1, Done: true}, nil)
 	return nil
-}
-
-// ratioSteps is the number of the ratio slider's steps per unit that
-// Prefetch anticipates (wire.Slider.PerUnit).
-var ratioSteps = wire.RatioSlider.PerUnit()
-
-// prefetchSpan is how many slider steps ahead of the focus (in the
-// direction of the last move) Prefetch prepares for the focused KV head;
-// half as many behind, and a third as many either side for the others.
-const prefetchSpan = 12
-
-// setFocus records the head just asked for and plans the caches a user
-// scrubbing the ratio from there will need next: the focused KV head at
-// the neighbouring slider ratios, nearest first and twice as far in the
-// direction the ratio last moved (upwards at first), then every other KV
-// head (for the grid) at the nearest ones, then every KV head at the
-// current ratio (the grid may not have been asked yet).
-func (e *Engine) setFocus(req wire.Request, kv int) {
-	f := e.focus
-	sameView := f != nil && f.Layer == req.Layer && f.Head == req.Head && f.Method == req.Method &&
-		f.Params.Lambda == req.Params.Lambda && f.Params.Phi == req.Params.Phi && f.Params.Tau == req.Params.Tau &&
-		f.Panel == req.Panel && f.Maps == req.Maps && f.Direct == req.Direct
-	if sameView && f.Params.Ratio == req.Params.Ratio {
-		return
-	}
-	dir, stride := 1.0, 1.0
-	if sameView {
-		// The last move's size in slider steps: a person dragging fast
-		// moves several at a time, and the next move likely as many.
-		d := math.Round((req.Params.Ratio - f.Params.Ratio) * ratioSteps)
-		if d < 0 {
-			dir = -1
-		}
-		stride = max(1, math.Abs(d))
-	}
-	r := req
-	e.focus, e.focusKV = &r, kv
-	e.prefetch = e.prefetch[:0]
-	s := e.model.Sample
-	base := math.Round(req.Params.Ratio * ratioSteps)
-	add := func(l, kv int, steps float64) {
-		pp := req.Params
-		pp.Ratio = (base + steps) / ratioSteps
-		if pp.Ratio >= wire.RatioSlider.Min && pp.Ratio <= wire.RatioSlider.Max {
-			e.prefetch = append(e.prefetch, cacheKey{l, kv, req.Method, coreParams(pp)})
-		}
-	}
-	// First what PrefetchNext prepares (nextUnits entries): during a drag
-	// the position it reaches with the next move and the one after (made
-	// a move early, their maps reach the heatmap page before they are
-	// needed even when a compression takes longer than the time between
-	// two moves); before any move two positions either way, as the first
-	// drag may go either way, and its first moves come while the worker's
-	// code is still cold (a compression then takes 35-55 ms in Chromium,
-	// 15 ms later). Then the rest of the focused KV head's positions near
-	// the focus, each once.
-	focused := map[float64]bool{}
-	near := func(steps float64) {
-		if !focused[steps] {
-			focused[steps] = true
-			add(req.Layer, kv, steps)
-		}
-	}
-	if sameView {
-		near(dir * stride)
-		near(2 * dir * stride)
-	} else {
-		near(1)
-		near(-1)
-		near(2)
-		near(-2)
-	}
-	e.nextUnits = len(e.prefetch)
-	for k := 1; k <= prefetchSpan; k++ {
-		near(dir * float64(k))
-		if k%2 == 0 {
-			near(-dir * float64(k/2))
-		}
-	}
-	// Then, at this ratio, the neighbouring positions of the sliders of
-	// the parameters the method reads: a person stepping one of them finds
-	// the next position ready (a new lambda costs a new HAE order, about
-	// 80 ms in wasm on the default sample).
-	for _, ps := range wire.Sliders {
-		if ps.Name == wire.RatioSlider.Name || !core.Tunes(req.Method, ps.Name) {
-			continue
-		}
-		cur := *ps.Of(&req.Params)
-		steps := ps.PerUnit()
-		base := math.Round(cur * steps)
-		for _, k := range []float64{1, -1, 2, -2} {
-			pp := req.Params
-			if x := (base + k) / steps; x >= ps.Min && x <= ps.Max && x != cur {
-				*ps.Of(&pp) = x
-				e.prefetch = append(e.prefetch, cacheKey{req.Layer, kv, req.Method, coreParams(pp)})
-			}
-		}
-	}
-	for k := 1; k <= prefetchSpan/3; k++ {
-		for j := 0; j < s.L*s.HKV; j++ {
-			if l, o := j/s.HKV, j%s.HKV; l != req.Layer || o != kv {
-				add(l, o, dir*float64(k))
-				add(l, o, -dir*float64(k))
-			}
-		}
-	}
-	// The current ratio for every KV head too (the grid of this view).
-	for j := 0; j < s.L*s.HKV; j++ {
-		add(j/s.HKV, j%s.HKV, 0)
-	}
-	// Then every other slider position of the focused KV head, nearest
-	// first: once the worker has been idle for a few seconds, scrubbing
-	// anywhere only evaluates kept caches (Prefetch skips those already
-	// made).
-	for k := prefetchSpan + 1; float64(k) <= ratioSteps; k++ {
-		add(req.Layer, kv, dir*float64(k))
-		add(req.Layer, kv, -dir*float64(k-prefetchSpan/2))
-	}
-}
-
-// PrefetchNext prepares the next of the slider positions the focused view
-// most likely needs next (the first of Prefetch's plan: the ratios one and
-// two last moves further; for a view not moved yet, the two nearest ratios
-// either way) that is not prepared yet, and sends its maps ahead; it reports
-// whether it did any work (false: all are prepared). The worker runs it
-// right after a head request, one position at a time with the queue looked
-// at in between, without waiting for the quiet that Prefetch needs: while
-// a person drags the ratio slider, each move then finds its ratio
-// compressed, and its maps at the heatmap page, unless the drag changed
-// speed or direction. In a steady drag the next position was made a move
-// earlier, so each move costs one compression, that of the position after.
-// (The entries stay in the plan: Prefetch finds them made and their maps
-// sent.)
-func (e *Engine) PrefetchNext() bool {
-	for _, k := range e.prefetch[:min(e.nextUnits, len(e.prefetch))] {
-		if k.params.Validate() == nil && e.prepare(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// prepare makes the cache k unless it is kept, and sends its maps ahead
-// (sendAhead); it reports whether it did either.
-func (e *Engine) prepare(k cacheKey) bool {
-	if _, ok := e.caches[k]; ok {
-		return e.sendAhead(k)
-	}
-	e.compress(k.layer, k.kv, k.method, k.params)
-	e.sendAhead(k)
-	return true
-}
-
-// Prefetch does one unit of speculative work (one compression the focused
-// view will likely need next, and for a slider position of the focused
-// view its maps ahead) and reports whether it did any.
-func (e *Engine) Prefetch() bool {
-	for len(e.prefetch) > 0 {
-		k := e.prefetch[0]
-		e.prefetch = e.prefetch[1:]
-		if k.params.Validate() == nil && e.prepare(k) {
-			return true
-		}
-	}
-	return false
 }

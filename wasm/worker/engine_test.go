@@ -240,7 +240,7 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 			t.Fatalf("comp[%d] = %v, core %v", i, got, x)
 		}
 	}
-	// Relayed to a heatmap page, its maps go as asked, but none ahead:
+	// Relayed to a heatmap page, its maps go as asked, but no ladder maps:
 	// each would be the whole map.
 	k := &sink{}
 	e.Maps = k
@@ -248,20 +248,24 @@ func TestHeadMapsAttnOnly(t *testing.T) {
 	if len(k.sent) != 1 || k.sent[0].m.Factored {
 		t.Fatalf("%d maps relayed, want the whole map once", len(k.sent))
 	}
-	for e.Prefetch() {
+	for e.Climb(0) {
 	}
 	if len(k.sent) != 1 {
-		t.Errorf("%d maps sent ahead for an attention-only sample", len(k.sent)-1)
+		t.Errorf("%d ladder maps sent for an attention-only sample", len(k.sent)-1)
 	}
 }
 
-// sink is a MapsSink that records what it is sent, holding keys as the
-// heatmap page does.
+// sink is a MapsSink that records what it is sent, holding keys and views
+// as the heatmap page does; maxBytes, when set, bounds the bytes of the
+// ladder maps of a focus it takes.
 type sink struct {
-	held   wire.Recent[struct{}]
-	sent   []sinkMsg
-	down   bool // refuses to send
-	resets int
+	held     wire.Recent[struct{}]
+	ladder   wire.Ladder[struct{}]
+	sent     []sinkMsg
+	down     bool // refuses to send
+	maxBytes int
+	bytes    int
+	full     bool
 }
 
 type sinkMsg struct {
@@ -272,12 +276,10 @@ type sinkMsg struct {
 
 func (k *sink) Ready() bool { return !k.down }
 
-func (k *sink) Resets() int { return k.resets }
-
 // reset is the heatmap page restarting.
 func (k *sink) reset() {
 	k.held.Reset()
-	k.resets++
+	k.ladder.Reset()
 }
 
 func (k *sink) Holds(key string) bool {
@@ -285,8 +287,33 @@ func (k *sink) Holds(key string) bool {
 	return ok && !k.down
 }
 
+func (k *sink) HoldsView(view string) bool {
+	_, ok := k.ladder.Get(view)
+	return ok && !k.down
+}
+
+func (k *sink) LadderFull(view string) bool {
+	return (k.ladder.Full() || k.full) && k.ladder.Prefix() == wire.ViewPrefix(view)
+}
+
 func (k *sink) Send(m wire.Maps, key string, bufs map[string][]byte) bool {
 	if k.down {
+		return false
+	}
+	if wire.ViewPrefix(m.View) != k.ladder.Prefix() {
+		k.bytes, k.full = 0, false
+	}
+	size := bufsSize(bufs)
+	if k.maxBytes > 0 && m.Ladder && k.bytes+size > k.maxBytes {
+		k.full = true
+		if m.Ladder {
+			return false
+		}
+	} else if k.ladder.Put(m.View, struct{}{}, size) {
+		if m.Ladder {
+			k.bytes += size
+		}
+	} else if m.Ladder {
 		return false
 	}
 	if _, ok := bufs["orig"]; ok {
@@ -535,61 +562,117 @@ func TestWorkerInterleaves(t *testing.T) {
 	}
 }
 
-// TestPrefetch checks that after a head request the idle worker prepares
-// the neighbouring slider ratios, so the next scrub step is a cache hit.
-func TestPrefetch(t *testing.T) {
+// TestClimb: after a head request Climb compresses every ratio slider
+// step of the focused KV head, one per call, nearest first (the side of
+// the last move first), and nothing else; a new head request restarts it
+// from the new step.
+func TestClimb(t *testing.T) {
 	e, rc, _ := loaded(t, "tiny")
-	if e.Prefetch() {
-		t.Fatal("prefetch with nothing in focus did work")
+	if e.Climb(0) {
+		t.Fatal("Climb with nothing in focus did work")
+	}
+	cached := func() map[float64]bool {
+		out := map[float64]bool{}
+		for k := range e.caches {
+			out[k.params.Ratio] = true
+		}
+		return out
 	}
 	p := defParams
 	e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
-	n := 0
-	for e.Prefetch() {
-		n++
-	}
-	// Every slider position of the focused KV head (the one asked for
-	// was made by the request) and, at this ratio, two steps either way of
-	// lambda (0.25) and phi (0.25) and two down of tau (1, its top), then
-	// nothing else: the tiny preset has one KV head.
-	steps := int(math.Round((wire.RatioSlider.Max - wire.RatioSlider.Min) * ratioSteps))
-	if n != steps+10 {
-		t.Fatalf("prefetched %d caches, want %d", n, steps+10)
-	}
-	for _, pp := range []wire.Params{
-		{Ratio: p.Ratio, Lambda: 0.15, Phi: p.Phi, Tau: p.Tau}, {Ratio: p.Ratio, Lambda: 0.35, Phi: p.Phi, Tau: p.Tau},
-		{Ratio: p.Ratio, Lambda: p.Lambda, Phi: 0.2, Tau: p.Tau}, {Ratio: p.Ratio, Lambda: p.Lambda, Phi: 0.3, Tau: p.Tau},
-		{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: 0.995}, {Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: 0.99},
-	} { // as a slider gives them
-		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
-			t.Errorf("%+v not prefetched", pp)
+	var order []float64
+	for {
+		before := cached()
+		if !e.Climb(0) {
+			break
 		}
+		var made []float64
+		for r := range cached() {
+			if !before[r] {
+				made = append(made, r)
+			}
+		}
+		if len(made) != 1 {
+			t.Fatalf("one Climb made %v, want one step", made)
+		}
+		order = append(order, made[0])
 	}
-	for k := 0; k <= steps; k++ {
+	steps := wire.RatioStep(wire.RatioSlider.Max) - wire.RatioStep(wire.RatioSlider.Min) + 1
+	if len(order) != steps-1 || len(e.caches) != steps {
+		t.Fatalf("climbed %d steps (%d caches), want %d", len(order), len(e.caches), steps-1)
+	}
+	if want := []float64{0.31, 0.29, 0.32, 0.28}; !slices.Equal(order[:4], want) {
+		t.Errorf("climbed %v first, want %v", order[:4], want)
+	}
+	// As a slider gives them.
+	for k := wire.RatioStep(wire.RatioSlider.Min); k <= wire.RatioStep(wire.RatioSlider.Max); k++ {
 		pp := p
-		pp.Ratio = float64(int(math.Round(wire.RatioSlider.Min*ratioSteps))+k) / ratioSteps
+		pp.Ratio = float64(k) / 100
 		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
-			t.Errorf("ratio %v not prefetched", pp.Ratio)
+			t.Errorf("ratio %v not compressed", pp.Ratio)
 		}
 	}
-	// A method that reads none of the parameters gets no neighbours of
-	// them.
-	e.Handle(wire.Request{Op: wire.OpHead, Method: "topk", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
-	for _, k := range e.prefetch {
-		if k.params.Lambda != p.Lambda || k.params.Phi != p.Phi || k.params.Tau != p.Tau {
-			t.Fatalf("topk: prefetch of %+v", k.params)
-		}
-	}
-	// Moving down turns the plan around.
-	p.Ratio = 0.29
+	// Another lambda is another focus; after a move down the ladder
+	// climbs down first.
+	p.Lambda, p.Ratio = 0.4, 0.5
 	e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
-	for e.Prefetch() {
-	}
-	for _, r := range []float64{0.24, 0.17, 0.31, 0.42} { // as a slider gives them
+	e.Climb(0)
+	p.Ratio = 0.45
+	e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	has := func(r float64) bool {
 		pp := p
 		pp.Ratio = r
-		if _, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
-			t.Errorf("ratio %v not prefetched", pp.Ratio)
+		_, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]
+		return ok
+	}
+	if !has(0.51) {
+		t.Error("the first Climb after 0.5 did not make 0.51")
+	}
+	for _, r := range []float64{0.44, 0.46, 0.43} {
+		e.Climb(0)
+		if !has(r) {
+			t.Fatalf("after a move down to 0.45: %v not climbed next", r)
+		}
+	}
+	if has(0.47) {
+		t.Error("0.47 climbed before 0.43")
+	}
+}
+
+// TestClimbReach: with a reach, Climb makes only the steps that near the
+// focus.
+func TestClimbReach(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	e.Handle(wire.Request{Op: wire.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1}, nil, rc.emit, nil)
+	n := 0
+	for e.Climb(ScrubReach) {
+		n++
+	}
+	var got []float64
+	for k := range e.caches {
+		got = append(got, k.params.Ratio)
+	}
+	slices.Sort(got)
+	if want := []float64{0.28, 0.29, 0.3, 0.31, 0.32}; n != 4 || !slices.Equal(got, want) {
+		t.Errorf("%d climbs made %v, want 4 making %v", n, got, want)
+	}
+}
+
+// TestLadderSteps: the slider's steps from one, nearest first, the side
+// of the last move first, within the slider's range.
+func TestLadderSteps(t *testing.T) {
+	for _, tc := range []struct {
+		step, dir int
+		first     []int
+	}{
+		{30, 0, []int{30, 31, 29, 32, 28}},
+		{30, -1, []int{30, 29, 31, 28, 32}},
+		{2, 1, []int{2, 3, 4, 5}},
+		{100, 1, []int{100, 99, 98}},
+	} {
+		got := ladderSteps(tc.step, tc.dir)
+		if len(got) != 99 || !slices.Equal(got[:len(tc.first)], tc.first) {
+			t.Errorf("from %d (dir %d): %d steps starting %v, want 99 starting %v", tc.step, tc.dir, len(got), got[:min(len(got), 6)], tc.first)
 		}
 	}
 }
@@ -654,16 +737,16 @@ func TestLoadURL(t *testing.T) {
 }
 
 // TestLoop runs the worker loop: queued requests are answered (a head
-// before the grid queued ahead of it), and the idle worker then prefetches
-// without holding up a later request.
+// before the grid queued ahead of it), and the idle worker then climbs the
+// ladder without holding up a later request.
 func TestLoop(t *testing.T) {
 	q := NewQueue()
 	answers := make(chan wire.Response, 100)
-	prefetched := make(chan struct{}, 100)
+	climbed := make(chan struct{}, 100)
 	w := &Worker{E: &Engine{}, Q: q, Emit: func(r wire.Response, _ map[string][]byte) {
 		switch {
-		case r.Op == wire.OpPrefetched:
-			prefetched <- struct{}{}
+		case r.Op == wire.OpLadderDone:
+			climbed <- struct{}{}
 		case r.Done:
 			answers <- r
 		}
@@ -686,56 +769,18 @@ func TestLoop(t *testing.T) {
 			t.Fatalf("answer %+v, want id %d", r, id)
 		}
 	}
-	// Idle, the loop prefetches every slider position of the focused KV
-	// head and says when it is done.
+	// Idle, the loop climbs every slider step of the focused KV head and
+	// says when it is done.
 	select {
-	case <-prefetched:
+	case <-climbed:
 	case <-time.After(20 * time.Second):
-		t.Fatal("no prefetched message in 20 s")
+		t.Fatal("no ladder-done message in 20 s")
 	}
 	p := defParams
 	p.Ratio = 0.31
 	q.Push(wire.Request{ID: 4, Op: wire.OpHead, Method: "hae-ols", Params: p, Head: 1}, nil)
 	if r := next(); r.ID != 4 || r.Head == nil {
 		t.Fatalf("answer %+v, want head 4", r)
-	}
-}
-
-// TestPrefetchNextBeforeGrid: a head request answered after HeavyDefer has
-// passed (it waited behind the load) still has the two nearest slider
-// positions either way prepared before the queued grid runs, so that a
-// first drag right after the page shows its first answers finds them made.
-func TestPrefetchNextBeforeGrid(t *testing.T) {
-	q := NewQueue()
-	done := make(chan []string, 1)
-	var w *Worker
-	w = &Worker{E: &Engine{}, Q: q, Emit: func(r wire.Response, _ map[string][]byte) {
-		if r.Op != wire.OpGrid || !r.Done {
-			return
-		}
-		// On the loop's goroutine: what was made before the grid ran.
-		var missing []string
-		for _, ratio := range []float64{0.28, 0.29, 0.31, 0.32} {
-			pp := defParams
-			pp.Ratio = ratio
-			if _, ok := w.E.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; !ok {
-				missing = append(missing, fmt.Sprint(ratio))
-			}
-		}
-		done <- missing
-	}}
-	q.Push(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil)
-	q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams, Layer: 0, Head: 1}, nil)
-	q.Push(wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil)
-	time.Sleep(HeavyDefer + 10*time.Millisecond) // the head is answered after HeavyDefer
-	go w.Loop()
-	select {
-	case missing := <-done:
-		if len(missing) > 0 {
-			t.Fatalf("the grid ran before ratios %v were prepared", missing)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no grid answer in 20 s")
 	}
 }
 
@@ -977,12 +1022,12 @@ func TestHeadSuperseded(t *testing.T) {
 	}
 }
 
-// TestPrefetchAhead: with the maps relayed to a heatmap page, prefetching
-// also sends it the focused view's maps at every slider ratio (Ahead, no
-// Seq, no unchanging part), each the same message a head request at that
-// ratio gets; once per view until the page restarts; never for the
-// neighbours of the other parameters or without Direct.
-func TestPrefetchAhead(t *testing.T) {
+// TestLadderMaps: with the maps relayed to a heatmap page, climbing the
+// ladder sends it the focused view's maps at every slider ratio (Ladder,
+// no Seq, no unchanging part), each the same message a head request at
+// that ratio gets; once per view until the page restarts; never without
+// Direct.
+func TestLadderMaps(t *testing.T) {
 	e, rc, _ := loaded(t, "tiny")
 	k := &sink{}
 	e.Maps = k
@@ -993,39 +1038,39 @@ func TestPrefetchAhead(t *testing.T) {
 	if hr == nil || hr.Model != e.gen || hr.Model == 0 || len(k.sent) != 1 {
 		t.Fatalf("head answer %+v, %d maps sent", hr, len(k.sent))
 	}
-	if want := wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all"); k.sent[0].m.View != want || k.sent[0].m.Ahead {
-		t.Fatalf("direct maps: view %q ahead %v, want %q and not ahead", k.sent[0].m.View, k.sent[0].m.Ahead, want)
+	if want := wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all"); k.sent[0].m.View != want || k.sent[0].m.Ladder {
+		t.Fatalf("direct maps: view %q ladder %v, want %q and not ladder", k.sent[0].m.View, k.sent[0].m.Ladder, want)
 	}
-	ahead := func() []sinkMsg {
+	climb := func() []sinkMsg {
 		n := len(k.sent)
-		for e.Prefetch() {
+		for e.Climb(0) {
 		}
 		return k.sent[n:]
 	}
-	sent := ahead()
-	steps := int(math.Round((wire.RatioSlider.Max - wire.RatioSlider.Min) * ratioSteps))
-	fits := 0
+	sent := climb()
+	steps := wire.RatioStep(wire.RatioSlider.Max) - wire.RatioStep(wire.RatioSlider.Min)
+	fits := -1 // the head request's step: its maps went with the answer
 	for s := 0; s <= steps; s++ {
 		pp := p
-		pp.Ratio = float64(int(math.Round(wire.RatioSlider.Min*ratioSteps))+s) / ratioSteps
+		pp.Ratio = wire.StepRatio(wire.RatioStep(wire.RatioSlider.Min) + s)
 		if ce := e.caches[cacheKey{0, 0, "hae-ols", coreParams(pp)}]; ce != nil && ce.err == nil {
 			fits++
 		}
 	}
 	if len(sent) != fits || fits < steps/2 {
-		t.Fatalf("%d maps sent ahead, want one per slider ratio that fits (%d of %d)", len(sent), fits, steps+1)
+		t.Fatalf("%d ladder maps sent, want one per slider ratio that fits but the head's (%d of %d)", len(sent), fits, steps+1)
 	}
 	seen := map[string]bool{}
 	for _, s := range sent {
 		m := s.m
 		pp := p
 		pp.Ratio = m.Ratio
-		if !m.Ahead || m.Seq != 0 || m.View != wire.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all") || s.key != e.mapsKey(0, 1) || seen[m.View] {
-			t.Fatalf("ahead message %+v (key %q; seen before %v)", m, s.key, seen[m.View])
+		if !m.Ladder || m.Seq != 0 || m.View != wire.ViewKey(hr.Model, 0, 1, "hae-ols", pp, "all") || s.key != e.mapsKey(0, 1) || seen[m.View] {
+			t.Fatalf("ladder message %+v (key %q; seen before %v)", m, s.key, seen[m.View])
 		}
 		seen[m.View] = true
 		if _, ok := s.bufs["orig"]; ok || len(m.TokenText) > 0 {
-			t.Errorf("%s: ahead maps carry the unchanging part", m.View)
+			t.Errorf("%s: ladder maps carry the unchanging part", m.View)
 		}
 	}
 	// Each is what a head request at its ratio gets.
@@ -1035,7 +1080,7 @@ func TestPrefetchAhead(t *testing.T) {
 		e.Handle(wire.Request{ID: 6, Op: wire.OpHead, Method: "hae-ols", Params: pp, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
 		r := rc.last().Head
 		if r.Maps == nil || r.Maps.Err != s.m.Err || r.Maps.View != s.m.View || r.Maps.Syn != s.m.Syn {
-			t.Fatalf("ratio %v: head request's maps %+v, ahead %+v", pp.Ratio, r.Maps, s.m)
+			t.Fatalf("ratio %v: head request's maps %+v, ladder %+v", pp.Ratio, r.Maps, s.m)
 		}
 		for name, b := range s.bufs {
 			if !slices.Equal(b, rc.out[len(rc.out)-1].bufs[name]) {
@@ -1043,9 +1088,9 @@ func TestPrefetchAhead(t *testing.T) {
 			}
 		}
 	}
-	// A request whose view the page shows from the maps sent ahead gets
-	// no maps; one that names another view (a page behind on the
-	// model), or a view not sent ahead, gets them.
+	// A request whose view the page shows from its ladder gets no maps;
+	// one that names another view (a page behind on the model), or a view
+	// not in the ladder, gets them.
 	for i, tc := range []struct {
 		ratio float64
 		shown func(v string) string
@@ -1071,116 +1116,37 @@ func TestPrefetchAhead(t *testing.T) {
 	// Scrubbing the same view: nothing is sent again.
 	p.Ratio = 0.5
 	e.Handle(wire.Request{ID: 7, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
-	if again := ahead(); len(again) != 0 {
-		t.Errorf("%d maps sent ahead again for the same view", len(again))
+	if again := climb(); len(again) != 0 {
+		t.Errorf("%d ladder maps sent again for the same view", len(again))
 	}
 	// The heatmap page restarts: the next head request sends the
-	// unchanging part again, and the maps ahead follow again.
+	// unchanging part again, and the ladder's maps follow again.
 	k.reset()
 	p.Ratio = 0.4
 	e.Handle(wire.Request{ID: 8, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
-	if again := ahead(); len(again) != fits {
-		t.Errorf("after a restart of the page %d maps sent ahead, want %d", len(again), fits)
+	if again := climb(); len(again) != fits {
+		t.Errorf("after a restart of the page %d ladder maps sent, want %d", len(again), fits)
 	}
-	// Another lambda is another prefix: its maps ahead go out too, none of
-	// the neighbouring lambdas'.
+	// Another lambda is another focus: its ladder's maps go out too, none
+	// of the neighbouring lambdas'.
 	p.Lambda = 0.4
 	e.Handle(wire.Request{ID: 9, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true, Panel: "all"}, nil, rc.emit, nil)
-	for _, s := range ahead() {
+	for _, s := range climb() {
 		if wire.ViewPrefix(s.m.View) != wire.ViewPrefix(wire.ViewKey(hr.Model, 0, 1, "hae-ols", p, "all")) {
-			t.Fatalf("maps ahead of another view: %q", s.m.View)
+			t.Fatalf("ladder maps of another view: %q", s.m.View)
 		}
 	}
-	// Without Direct nothing goes ahead.
+	// Without Direct no ladder maps go.
 	p.Lambda = 0.6
 	e.Handle(wire.Request{ID: 10, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Panel: "all"}, nil, rc.emit, nil)
-	if n := len(ahead()); n != 0 {
-		t.Errorf("%d maps sent ahead for a page that takes them with the answer", n)
+	if n := len(climb()); n != 0 {
+		t.Errorf("%d ladder maps sent for a page that takes them with the answer", n)
 	}
 }
 
-// TestPrefetchNext: right after a head request the worker prepares the
-// ratio one last move further (a drag of three steps: three more), with
-// its maps ahead, and nothing when that one is ready.
-func TestPrefetchNext(t *testing.T) {
-	e, rc, _ := loaded(t, "tiny")
-	k := &sink{}
-	e.Maps = k
-	id := 0
-	cached := func(r float64) bool {
-		p := defParams
-		p.Ratio = r
-		_, ok := e.caches[cacheKey{0, 0, "hae-ols", coreParams(p)}]
-		return ok
-	}
-	for _, st := range []struct {
-		ratio      float64   // as a slider gives it
-		next       []float64 // the positions PrefetchNext prepares, in order
-		alreadyMet int       // how many of them an earlier move prepared
-	}{
-		{0.3, []float64{0.31, 0.29, 0.32, 0.28}, 0}, // a new view: two either side
-		{0.33, []float64{0.36, 0.39}, 0},            // three steps up: one and two moves further
-		{0.31, []float64{0.29, 0.27}, 1},            // two down (0.29 is made)
-		{0.3, []float64{0.29, 0.28}, 2},             // one down (both made for the new view)
-	} {
-		id++
-		p := defParams
-		p.Ratio = st.ratio
-		e.Handle(wire.Request{ID: id, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
-		var want []string
-		met := 0
-		for _, r := range st.next {
-			pp := p
-			pp.Ratio = r
-			if cached(r) {
-				met++
-				continue
-			}
-			want = append(want, wire.ViewKey(e.gen, 0, 1, "hae-ols", pp, "all"))
-		}
-		if met != st.alreadyMet {
-			t.Errorf("after %v: %d of %v made before, want %d", st.ratio, met, st.next, st.alreadyMet)
-		}
-		n := len(k.sent)
-		if did := e.PrefetchNext(); did != (len(want) > 0) {
-			t.Errorf("after %v: PrefetchNext reports work %v, want %v", st.ratio, did, len(want) > 0)
-		}
-		made := 0
-		for _, r := range st.next {
-			if cached(r) {
-				made++
-			}
-		}
-		if want := min(met+1, len(st.next)); made != want {
-			t.Errorf("after %v: one call of PrefetchNext made %d of %v, want %d (one position per call)", st.ratio, made, st.next, want)
-		}
-		for e.PrefetchNext() {
-		}
-		for _, r := range st.next {
-			if !cached(r) {
-				t.Errorf("after %v: %v not prepared (prefetch plan starts %+v)", st.ratio, r, e.prefetch[0].params)
-			}
-		}
-		var got []string
-		for _, m := range k.sent[n:] {
-			if !m.m.Ahead {
-				t.Errorf("after %v: maps of %q not marked ahead", st.ratio, m.m.View)
-			}
-			got = append(got, m.m.View)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("after %v: maps sent ahead %q, want %q", st.ratio, got, want)
-		}
-	}
-	// The next positions ready and their maps sent: no work.
-	if e.PrefetchNext() {
-		t.Error("PrefetchNext worked with the next positions ready")
-	}
-}
-
-// TestPrefetchAheadBytes: the maps sent ahead for one view stop at
-// aheadMaxBytes of buffers, and start again for another view.
-func TestPrefetchAheadBytes(t *testing.T) {
+// TestLadderFull: the ladder's maps for one focus stop when the page's
+// ladder is full, and start again for another focus.
+func TestLadderFull(t *testing.T) {
 	e, rc, _ := loaded(t, "tiny")
 	k := &sink{}
 	e.Maps = k
@@ -1189,36 +1155,25 @@ func TestPrefetchAheadBytes(t *testing.T) {
 		e.Handle(wire.Request{ID: id, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 0, Head: 1, Maps: true, Direct: true}, nil, rc.emit, nil)
 	}
 	head(1)
-	for e.PrefetchNext() {
+	e.Climb(0)
+	if len(k.sent) != 2 || !k.sent[1].m.Ladder {
+		t.Fatalf("%d maps sent, want the head's and one ladder step", len(k.sent))
 	}
-	if len(k.sent) != 5 || !k.sent[1].m.Ahead || !k.sent[4].m.Ahead {
-		t.Fatalf("%d maps sent, want the head's and four ahead (two either side of a new view)", len(k.sent))
+	size := bufsSize(k.sent[1].bufs)
+	k.maxBytes = 5*size + size/2 // the ladder maps of the tiny preset are all about this size
+	for e.Climb(0) {
 	}
-	size := 0
-	for _, b := range k.sent[1].bufs {
-		size += len(b)
-	}
-	defer func(old int) { aheadMaxBytes = old }(aheadMaxBytes)
-	aheadMaxBytes = 5*size + size/2 // the maps of the tiny preset are all about this size
-	for e.Prefetch() {
-	}
-	sent, bytes := 0, 0
-	for _, s := range k.sent[1:] {
-		sent++
-		for _, b := range s.bufs {
-			bytes += len(b)
-		}
-	}
-	if bytes > aheadMaxBytes || sent < 4 || sent > 6 {
-		t.Errorf("%d maps ahead, %d bytes; want about 5 within %d bytes", sent, bytes, aheadMaxBytes)
+	sent := len(k.sent) - 1
+	if sent < 4 || sent > 6 || !k.LadderFull(k.sent[1].m.View) {
+		t.Errorf("%d ladder maps (full %v); want about 5 within %d bytes", sent, k.LadderFull(k.sent[1].m.View), k.maxBytes)
 	}
 	n := len(k.sent)
 	p.Lambda = 0.4
 	head(2)
-	for e.Prefetch() {
+	for e.Climb(0) {
 	}
 	if got := len(k.sent) - n - 1; got < 4 || got > 6 {
-		t.Errorf("another view: %d maps ahead, want about 5", got)
+		t.Errorf("another focus: %d ladder maps, want about 5", got)
 	}
 }
 

@@ -24,7 +24,6 @@ type Queue struct {
 	mu    sync.Mutex
 	items []item
 	wake  chan struct{}
-	last  time.Time // when the latest request arrived
 	head  time.Time // when the latest head request arrived
 }
 
@@ -44,10 +43,10 @@ func (q *Queue) PushLate(req wire.Request, bufs map[string][]byte, lag float64) 
 			kept = append(kept, it)
 		}
 	}
-	q.last = time.Now()
-	q.items = append(kept, item{req, bufs, q.last, max(lag, 0)})
+	at := time.Now()
+	q.items = append(kept, item{req, bufs, at, max(lag, 0)})
 	if req.Op == wire.OpHead {
-		q.head = q.last
+		q.head = at
 	}
 	q.mu.Unlock()
 	select {
@@ -94,20 +93,6 @@ func (q *Queue) take(ok func(op string) bool) (item, bool) {
 	it := q.items[best]
 	q.items = append(q.items[:best], q.items[best+1:]...)
 	return it, true
-}
-
-// touch restarts the quiet time (after an answer).
-func (q *Queue) touch() {
-	q.mu.Lock()
-	q.last = time.Now()
-	q.mu.Unlock()
-}
-
-// sinceLast is the time since the latest request arrived or was answered.
-func (q *Queue) sinceLast() time.Duration {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return time.Since(q.last)
 }
 
 // HeavyDefer is how long after a head request the worker waits before it
@@ -177,72 +162,52 @@ type Worker struct {
 	Emit  Emit
 	Yield func() // lets the host deliver new messages (nil: no-op)
 
-	prefetching bool // Loop prefetched since the last OpPrefetched
-	next        bool // a head request ran: PrefetchNext is due
+	climbing bool // Loop climbed the ladder since the last OpLadderDone
 }
 
-// PrefetchIdle is how long the worker must have had nothing to do (no
-// request arrived, none answered) before it prefetches: while a user scrubs, requests come faster than that
-// and are not kept waiting behind speculative work.
-const PrefetchIdle = 150 * time.Millisecond
+// ScrubReach is how far from the focus the ladder climbs while a person
+// scrubs (HeavyDefer after a head request): the steps a drag reaches next.
+// The rest of the ladder waits for scrubbing to pause, as grid and curve
+// work does: climbing it during a drag takes the cores the pages need to
+// show the moves.
+const ScrubReach = 2
 
-// Loop runs requests forever. Right after a head request it prepares the
-// slider positions a drag reaches next (Engine.PrefetchNext, one at a time,
-// head requests first, grid and curve work after them); while no request
-// has come for PrefetchIdle it prefetches (see Engine.Prefetch), one unit
-// at a time, yielding in between so that a new request is seen at once.
+// Loop runs requests forever. Head requests and end-to-end evaluations
+// run as they come; grid and curve work waits until scrubbing pauses
+// (HeavyDefer after the latest head request). Whenever no request may run
+// it climbs the focus's ladder (Engine.Climb; while scrubbing, only
+// ScrubReach steps either way), one step at a time, yielding in between so
+// that a new request is seen at once, and says OpLadderDone when the
+// ladder is done.
 func (w *Worker) Loop() {
 	for {
-		// Grid and curve work waits for scrubbing to pause, and, after a
-		// head request, for PrefetchNext: a head answered late (behind a
-		// load, say) finds HeavyDefer over, and the positions a first drag
-		// reaches must not wait behind a grid and the curves.
-		// End-to-end numbers (OpEval) follow a slider move as the head
-		// does: they do not wait.
-		heavyOK := w.Q.deferHeavy() == 0 && !w.next
+		d := w.Q.deferHeavy()
 		it, ok := w.Q.take(func(op string) bool {
-			return op == wire.OpHead || op == wire.OpEval || wire.Barrier(op) || heavyOK
+			return op == wire.OpHead || op == wire.OpEval || wire.Barrier(op) || d == 0
 		})
 		if !ok {
-			if w.next {
-				// Right after a head request: the slider positions a drag
-				// reaches next, one at a time (a head request that comes
-				// meanwhile goes first); more waits for quiet. Then the
-				// work they held back may run.
-				if w.E.PrefetchNext() {
-					w.prefetching = true
-					if w.Yield != nil {
-						w.Yield()
-					}
-				} else {
-					w.next = false
-				}
-				continue
+			reach := 0
+			if d > 0 {
+				reach = ScrubReach
 			}
-			if d := w.Q.deferHeavy(); d > 0 && w.Q.Len() > 0 {
-				w.Q.wait(d) // grid or curve work waits for scrubbing to pause
-				continue
-			}
-			if quiet := w.Q.sinceLast(); quiet < PrefetchIdle {
-				w.Q.wait(PrefetchIdle - quiet)
-				continue
-			}
-			if w.E.Prefetch() {
-				w.prefetching = true
+			if w.E.Climb(reach) {
+				w.climbing = true
 				if w.Yield != nil {
 					w.Yield()
 				}
 				continue
 			}
-			if w.prefetching {
-				w.prefetching = false
-				w.Emit(wire.Response{Op: wire.OpPrefetched, Done: true}, nil)
+			if d > 0 {
+				w.Q.wait(d) // the rest waits for scrubbing to pause
+				continue
+			}
+			if w.climbing {
+				w.climbing = false
+				w.Emit(wire.Response{Op: wire.OpLadderDone, Done: true}, nil)
 			}
 			it = w.Q.Next()
 		}
 		w.run(it)
-		w.next = it.req.Op == wire.OpHead
-		w.Q.touch()
 	}
 }
 

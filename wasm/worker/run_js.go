@@ -111,14 +111,14 @@ func message(text string, bufs map[string][]byte) (js.Value, js.Value) {
 }
 
 // relaySink is the Engine's MapsSink in the browser: relay messages that
-// the app page passes on to its heatmap page as they come, and the keys
-// whose unchanging part went with them (the heatmap page keeps the same
-// wire.Recent).
+// the app page passes on to its heatmap page as they come, the keys whose
+// unchanging part went with them (the heatmap page keeps the same
+// wire.Recent) and the views sent (the same wire.Ladder).
 type relaySink struct {
 	mu     sync.Mutex
 	ready  bool // the app's heatmap page started (OpHeatmapReset)
 	held   wire.Recent[struct{}]
-	resets int
+	ladder wire.Ladder[struct{}]
 }
 
 // reset records that the heatmap page (re)started: it holds nothing.
@@ -127,13 +127,7 @@ func (s *relaySink) reset() {
 	defer s.mu.Unlock()
 	s.ready = true
 	s.held.Reset()
-	s.resets++
-}
-
-func (s *relaySink) Resets() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.resets
+	s.ladder.Reset()
 }
 
 func (s *relaySink) Ready() bool {
@@ -149,6 +143,19 @@ func (s *relaySink) Holds(key string) bool {
 	return ok && s.ready
 }
 
+func (s *relaySink) HoldsView(view string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ladder.Get(view)
+	return ok && s.ready
+}
+
+func (s *relaySink) LadderFull(view string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ladder.Full() && s.ladder.Prefix() == wire.ViewPrefix(view)
+}
+
 func (s *relaySink) Send(m wire.Maps, key string, bufs map[string][]byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -159,11 +166,14 @@ func (s *relaySink) Send(m wire.Maps, key string, bufs map[string][]byte) bool {
 	if err != nil {
 		return false
 	}
+	if !s.ladder.Put(m.View, struct{}{}, bufsSize(bufs)) && m.Ladder {
+		return false
+	}
 	msg, transfer := message(string(b), bufs)
 	// What the heatmap page decides on before decoding (wire.Screen,
-	// wire.Ahead).
+	// wire.Ladder).
 	perf := js.Global().Get("performance")
-	wire.Envelope{Relay: wire.RelayHeatmap, Key: key, View: m.View, Seq: m.Seq, Ahead: m.Ahead,
+	wire.Envelope{Relay: wire.RelayHeatmap, Key: key, View: m.View, Seq: m.Seq, Ladder: m.Ladder,
 		PostedAt: perf.Get("timeOrigin").Float() + perf.Call("now").Float()}.Write(msg)
 	js.Global().Call("postMessage", msg, transfer)
 	if _, ok := bufs["orig"]; ok {

@@ -268,8 +268,8 @@ func appShot(t *testing.T, b *Browser, name string) {
 // the primary method, and the longest main-thread task (PerformanceObserver
 // "longtask") while scrubbing. Twice: cold, right after the page showed its
 // first answers (0.30 down to 0.10: nearly every step compresses anew), and
-// warm, once the worker says it prepared every slider position of the
-// selected head (0.10 back up to 0.30); then single moves on an idle page;
+// warm, once the worker says it climbed the ladder, every slider position
+// of the selected head (0.10 back up to 0.30); then single moves on an idle page;
 // then cold again after the page is opened anew in the same browser (a
 // returning visitor).
 func TestAppScrubLatency(t *testing.T) {
@@ -278,7 +278,7 @@ func TestAppScrubLatency(t *testing.T) {
 	waitFirstAnswers(b)
 	scrubLatency(t, b, "cold", 30, 10)
 	MustEval[bool](b, `(() => { window.haeolsTimings = {}; return true })()`)
-	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	b.WaitFor(`window.haeolsTimings.ladderDone !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	scrubLatency(t, b, "warm", 10, 30)
 	singleMoves(t, b)
 	b.Screenshot("app-scrubbed")
@@ -340,7 +340,8 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 	b.WaitFor(fmt.Sprintf(`new URLSearchParams(location.search).get("ratio") === %q && window.haeolsTimings.grid && window.haeolsTimings.grid.length > 0 &&
 		document.getElementById("head-title").textContent.includes("ratio %s")`, last, last), 60*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	// The heatmap ends on the last move's maps (drawn from maps sent
-	// ahead or from the worker's answer, never an older move's).
+	// of the heatmap page's ladder or from the worker's answer, never an
+	// older move's).
 	b.WaitFor(fmt.Sprintf(`window.haeolsDrawnRatio === %s`, last), 10*time.Second, `window.haeolsDrawnRatio`)
 	type timings struct {
 		Head, HeadCompute, Drawn, Grid []float64
@@ -368,9 +369,9 @@ func scrubLatency(t *testing.T, b *Browser, label string, from, to int) {
 	t.Logf("%s scrub %.2f -> %.2f, %d moves 50 ms apart: head answers %d, median %.0f ms, max %.0f ms (the worker's compute: median %.0f ms); heatmap drawn %d, median %.0f ms, p90 %.0f ms, max %.0f ms; grid after the last move %.0f ms; long tasks %d, longest %.0f ms",
 		label, float64(from)/100, float64(to)/100, moves, len(tm.Head), med(tm.Head), maxOf(tm.Head), med(tm.HeadCompute), len(tm.Drawn), med(tm.Drawn), quantile(tm.Drawn, 0.9), maxOf(tm.Drawn), tm.Grid[len(tm.Grid)-1], len(tm.Long), maxOf(tm.Long))
 	t.Logf("%s: head answers (ms): %v; worker compute (ms): %v; drawn (ms): %v", label, tm.Head, tm.HeadCompute, tm.Drawn)
-	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || [], haeolsTimings["drawn-ahead"] || []]`)
-	t.Logf("%s: heatmap drawn from maps sent ahead: %d of %d, median %.0f ms", label, len(rt[10]), len(tm.Drawn), med(rt[10]))
-	// Each drawing's way from its slider move (ms): maps ahead were
+	rt := MustEval[[][]float64](b, `[haeolsTimings.build || [], haeolsTimings.render || [], haeolsTimings["heatmap-decode"] || [], haeolsTimings["heatmap-wait"] || [], haeolsTimings["heatmap-paint"] || [], haeolsTimings.maps || [], haeolsTimings["heatmap-arrived"] || [], haeolsTimings["heatmap-posted"] || [], haeolsTimings["heatmap-relayed"] || [], haeolsTimings.headQueued || [], haeolsTimings["drawn-ladder"] || []]`)
+	t.Logf("%s: heatmap drawn from its ladder: %d of %d, median %.0f ms", label, len(rt[10]), len(tm.Drawn), med(rt[10]))
+	// Each drawing's way from its slider move (ms): ladder maps were
 	// posted before or after the move; "arrived" is when the heatmap
 	// page's thread took the message that made them drawable.
 	draws := MustEval[[]map[string]any](b, `(haeolsTimings.draws || []).map(d => Object.fromEntries(Object.entries(d).map(([k, v]) => [k, typeof v === "number" ? Math.round(v) : v])))`)
@@ -528,17 +529,17 @@ func sameDrawing(t *testing.T, name string, got, fresh *image.RGBA) bool {
 	return false
 }
 
-// TestHeatmapPrepared: maps the heatmap page decoded and painted before
-// their slider move (wasm/heatmap's prepStore) are drawn, and the drawing
+// TestHeatmapPrepared: ladder steps the heatmap page decoded and painted
+// before their slider move (wasm/heatmap's prepStore) are drawn, and the drawing
 // is the one a fresh page makes of the same view, pixel for pixel: for a
 // move onward, and for a move back to the maps that were on screen (kept
 // prepared when they left it).
 func TestHeatmapPrepared(t *testing.T) {
 	site, b := openApp(t, "")
 	waitFirstAnswers(b)
-	// Once the worker has sent every slider position's maps ahead, the
-	// heatmap page prepares the positions next to the one on screen.
-	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	// Once the worker has sent every slider position's maps (the ladder),
+	// the heatmap page prepares the steps next to the one on screen.
+	b.WaitFor(`window.haeolsTimings.ladderDone !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	// move sets the ratio on an idle page and reports whether the heatmap
 	// drew it from prepared maps.
 	move := func(ratio float64) bool {
@@ -588,7 +589,7 @@ func TestHeatmapPrepared(t *testing.T) {
 func TestHeatmapZoomScrub(t *testing.T) {
 	site, b := openApp(t, "")
 	waitFirstAnswers(b)
-	b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	b.WaitFor(`window.haeolsTimings.ladderDone !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	// The heatmap page's messages to the app page: its view, drawings and
 	// errors.
 	const listen = `(() => {
@@ -676,13 +677,13 @@ func encodePNG(t *testing.T, img image.Image) []byte {
 // heatmap panel, another method and a drag), the page shows what a fresh
 // page opened at its address shows: the head's title, the three stages,
 // the model summary, the grid, the readout and the heatmap, pixel for pixel.
-// Each step's views were made incrementally (maps prepared ahead, patched
+// Each step's views were made incrementally (ladder maps prepared, patched
 // numbers, grid cells as they came); the fresh page makes them at once.
 func TestAppMatchesFreshPage(t *testing.T) {
 	site, b := openApp(t, "")
 	waitFirstAnswers(b)
-	const prefetched = `window.haeolsTimings.prefetched !== undefined`
-	b.WaitFor(prefetched, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	const ladderDone = `window.haeolsTimings.ladderDone !== undefined`
+	b.WaitFor(ladderDone, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	type texts struct{ Title, Explain, Summary, Grid, Readout string }
 	const read = `({title: document.getElementById("head-title").textContent, explain: document.getElementById("explain").innerText,
 		summary: document.getElementById("summary").innerText, grid: document.getElementById("grid").innerText,
@@ -711,7 +712,7 @@ func TestAppMatchesFreshPage(t *testing.T) {
 			t.Errorf("%s: the page's texts differ from a fresh page's at %s:\n%+v\n%+v", step, q, txt, freshTxt)
 		}
 		sameDrawing(t, "app-after-"+step, img, fresh)
-		b.WaitFor(prefetched, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+		b.WaitFor(ladderDone, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	}
 	dragRatio(b, 30, 24)
 	compare("drag")
@@ -746,7 +747,7 @@ func TestAppMatchesFreshPage(t *testing.T) {
 // page out again each time).
 func TestAppRenderQuiet(t *testing.T) {
 	_, b := openApp(t, "")
-	b.WaitFor(`window.haeolsTimings && window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+	b.WaitFor(`window.haeolsTimings && window.haeolsTimings.ladderDone !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 	MustEval[bool](b, `(() => { window.haeolsMuts = []; window.haeolsTimings.render = [];
 		new MutationObserver(l => { for (const m of l) window.haeolsMuts.push(m.type + " " + (m.attributeName || "") + " on " +
 			(m.target.nodeType === 1 ? m.target.tagName + "#" + m.target.id : m.target.nodeName + " in " + m.target.parentNode.tagName)) })

@@ -28,9 +28,9 @@ var compiledRe = regexp.MustCompile(`^Compiled function (0x[0-9a-f]+)#(\d+) usin
 // compiled and for how long, and the TurboFan compilations that took
 // longest, named from the name sections of web/dist's app.wasm and
 // heatmap.wasm when the site was built with them (make web
-// WASMFLAGS=-trimpath). A compilation during the drag is code the page's
-// rehearsals did not warm up: V8 compiles it on another thread, on cores
-// the drag needs. HAEOLS_COMPILE=1 runs it.
+// WASMFLAGS=-trimpath). A compilation during the drag is code that had not
+// run enough before it: V8 compiles it on another thread, on cores the
+// drag needs. HAEOLS_COMPILE=1 runs it.
 func TestCompileDuringScrub(t *testing.T) {
 	if os.Getenv("HAEOLS_COMPILE") == "" {
 		t.Skip("HAEOLS_COMPILE=1 lists the wasm functions V8 compiles during a cold scrub")

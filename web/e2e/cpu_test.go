@@ -92,7 +92,7 @@ func TestCPUScrub(t *testing.T) {
 		switch phase {
 		case "warm":
 			MustEval[bool](b, `(() => { window.haeolsTimings = {}; return true })()`)
-			b.WaitFor(`window.haeolsTimings.prefetched !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
+			b.WaitFor(`window.haeolsTimings.ladderDone !== undefined`, 90*time.Second, `JSON.stringify(window.haeolsTimings)`)
 		case "heatmap hidden":
 			MustEval[bool](b, `(() => { document.getElementById("heatmap-frame").style.visibility = "hidden"; return true })()`)
 			time.Sleep(time.Second)

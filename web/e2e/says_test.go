@@ -243,7 +243,7 @@ func TestAppSaysLatency(t *testing.T) {
 	b.WaitFor(saysAllDone, 180*time.Second, saysState)
 	// The per-head views' first answers too (the grid and the curve): the
 	// moves then compete with little but what they ask (and the worker's
-	// prefetching of the head's next ratios).
+	// ladder of the head's ratios).
 	b.WaitFor(`document.querySelector("#curve svg path") !== null && window.haeolsTimings.grid`, 240*time.Second,
 		`JSON.stringify(Object.keys(window.haeolsTimings || {}))`)
 	var page []float64

@@ -168,7 +168,7 @@ func TestWorkerProtocol(t *testing.T) {
 	t.Logf("grid warm (hae-ols, new ratio): median %.1f ms, max %.1f ms (%v)", median(res.GridMs), slices.Max(res.GridMs), res.GridMs)
 	t.Logf("head with maps (hae-ols), first at 0.30: %.1f ms; scrubbing 0.31..0.40 by 0.01 every 60 ms: median %.1f ms, max %.1f ms (%v)", res.HeadColdMs, median(res.HeadMs), slices.Max(res.HeadMs), res.HeadMs)
 	t.Logf("  of which in the worker (compute_ms): %v", res.HeadComputeMs)
-	t.Logf("grid at the scrubbed-to ratio 0.40: %.1f ms; head after a jump to 0.77 (no prefetch): %.1f ms", res.GridScrubMs, res.HeadFarMs)
+	t.Logf("grid at the scrubbed-to ratio 0.40: %.1f ms; head after a jump to 0.77 (far from the ladder's focus): %.1f ms", res.GridScrubMs, res.HeadFarMs)
 	t.Logf("head during a grid: %.1f ms (grid done %.1f ms after its request)", res.HeadDuringGridMs, res.GridAfterHeadMs)
 	t.Logf("app.wasm (the worker's core): browser Accept-Encoding %q, served with Content-Encoding %q", site.AcceptEncoding("/app.wasm"), site.ContentEncoding("/app.wasm"))
 	if site.ContentEncoding("/app.wasm") == "" {
