@@ -23,7 +23,8 @@ import (
 const openMarks = `(() => {
 	if (window.top !== window) return;
 	window.haeolsOpen = {};
-	// The worker's milestones: made, its first message, the load answered.
+	// The worker's milestones: made, its first message, a fetched sample
+	// (the load's progress 0.5), the load answered.
 	window.haeolsOpenWorker = {};
 	const W = window.Worker;
 	window.Worker = function (...args) {
@@ -33,6 +34,7 @@ const openMarks = `(() => {
 			const o = window.haeolsOpenWorker;
 			if (!("first" in o)) o.first = performance.now();
 			const j = e.data && e.data.json;
+			if (typeof j === "string" && !("fetched" in o) && j.includes('"op":"load"') && j.includes('"progress":0.5')) o.fetched = performance.now();
 			if (typeof j === "string" && !("loaded" in o) && j.includes('"op":"load"') && j.includes('"done":true')) o.loaded = performance.now();
 		});
 		const post = w.postMessage.bind(w);
@@ -78,7 +80,8 @@ func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 
 	b.WaitFor(`window.haeolsOpen && Object.keys(window.haeolsOpen).length === 5`, 180*time.Second,
 		`JSON.stringify(window.haeolsOpen) + " " + document.body.innerText.slice(0, 300)`)
 	b.Screenshot(shot)
-	t.Logf("the worker: %v", MustEval[map[string]float64](b, `window.haeolsOpenWorker`))
+	t.Logf("the worker: %v; the first head request: %v", MustEval[map[string]float64](b, `window.haeolsOpenWorker`),
+		MustEval[map[string]float64](b, `Object.fromEntries(["head", "headQueued", "headCompute", "maps", "drawn", "grid"].map(k => [k, ((window.haeolsTimings || {})[k] || [-1])[0]]))`))
 	return MustEval[map[string]float64](b, `window.haeolsOpen`)
 }
 
