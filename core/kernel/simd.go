@@ -78,6 +78,31 @@ func axpyT4(o, coef []float32, idx []int32, b []float32, ldb int) int {
 		return unsafe.Add(pb, 4*j*ldb)
 	}
 	c := 0
+	for ; c+32 <= n; c += 32 {
+		p := unsafe.Add(po, 4*c)
+		s0, s1, s2, s3 := vec4(p), vec4(unsafe.Add(p, 16)), vec4(unsafe.Add(p, 32)), vec4(unsafe.Add(p, 48))
+		s4, s5, s6, s7 := vec4(unsafe.Add(p, 64)), vec4(unsafe.Add(p, 80)), vec4(unsafe.Add(p, 96)), vec4(unsafe.Add(p, 112))
+		for t, x := range coef {
+			w := archsimd.BroadcastFloat32x4(x)
+			r := unsafe.Add(row(t), 4*c)
+			s0 = s0.Add(w.Mul(vec4(r)))
+			s1 = s1.Add(w.Mul(vec4(unsafe.Add(r, 16))))
+			s2 = s2.Add(w.Mul(vec4(unsafe.Add(r, 32))))
+			s3 = s3.Add(w.Mul(vec4(unsafe.Add(r, 48))))
+			s4 = s4.Add(w.Mul(vec4(unsafe.Add(r, 64))))
+			s5 = s5.Add(w.Mul(vec4(unsafe.Add(r, 80))))
+			s6 = s6.Add(w.Mul(vec4(unsafe.Add(r, 96))))
+			s7 = s7.Add(w.Mul(vec4(unsafe.Add(r, 112))))
+		}
+		s0.StoreArray((*[4]float32)(p))
+		s1.StoreArray((*[4]float32)(unsafe.Add(p, 16)))
+		s2.StoreArray((*[4]float32)(unsafe.Add(p, 32)))
+		s3.StoreArray((*[4]float32)(unsafe.Add(p, 48)))
+		s4.StoreArray((*[4]float32)(unsafe.Add(p, 64)))
+		s5.StoreArray((*[4]float32)(unsafe.Add(p, 80)))
+		s6.StoreArray((*[4]float32)(unsafe.Add(p, 96)))
+		s7.StoreArray((*[4]float32)(unsafe.Add(p, 112)))
+	}
 	for ; c+16 <= n; c += 16 {
 		p := unsafe.Add(po, 4*c)
 		s0, s1, s2, s3 := vec4(p), vec4(unsafe.Add(p, 16)), vec4(unsafe.Add(p, 32)), vec4(unsafe.Add(p, 48))
