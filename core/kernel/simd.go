@@ -146,6 +146,32 @@ func axpy2T4(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 		return unsafe.Add(pb, 4*j*ldb)
 	}
 	c := 0
+	for ; c+16 <= n; c += 16 {
+		u, v := unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c)
+		s0, s1, s2, s3 := vec4(u), vec4(unsafe.Add(u, 16)), vec4(unsafe.Add(u, 32)), vec4(unsafe.Add(u, 48))
+		t0, t1, t2, t3 := vec4(v), vec4(unsafe.Add(v, 16)), vec4(unsafe.Add(v, 32)), vec4(unsafe.Add(v, 48))
+		for t, x := range c0 {
+			w, y := archsimd.BroadcastFloat32x4(x), archsimd.BroadcastFloat32x4(c1[t])
+			r := unsafe.Add(row(t), 4*c)
+			b0, b1, b2, b3 := vec4(r), vec4(unsafe.Add(r, 16)), vec4(unsafe.Add(r, 32)), vec4(unsafe.Add(r, 48))
+			s0 = s0.Add(w.Mul(b0))
+			s1 = s1.Add(w.Mul(b1))
+			s2 = s2.Add(w.Mul(b2))
+			s3 = s3.Add(w.Mul(b3))
+			t0 = t0.Add(y.Mul(b0))
+			t1 = t1.Add(y.Mul(b1))
+			t2 = t2.Add(y.Mul(b2))
+			t3 = t3.Add(y.Mul(b3))
+		}
+		s0.StoreArray((*[4]float32)(u))
+		s1.StoreArray((*[4]float32)(unsafe.Add(u, 16)))
+		s2.StoreArray((*[4]float32)(unsafe.Add(u, 32)))
+		s3.StoreArray((*[4]float32)(unsafe.Add(u, 48)))
+		t0.StoreArray((*[4]float32)(v))
+		t1.StoreArray((*[4]float32)(unsafe.Add(v, 16)))
+		t2.StoreArray((*[4]float32)(unsafe.Add(v, 32)))
+		t3.StoreArray((*[4]float32)(unsafe.Add(v, 48)))
+	}
 	for ; c+8 <= n; c += 8 {
 		u, v := unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c)
 		s0, s1 := vec4(u), vec4(unsafe.Add(u, 16))
