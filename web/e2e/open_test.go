@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,22 @@ func TestAppOpenTimes(t *testing.T) {
 		tm := openTimes(t, site, c.query, c.shot)
 		t.Logf("%s: from opening the page: the UI %.0f ms, the sample's description %.0f ms, head %.0f ms, its heatmap %.0f ms, whole grid %.0f ms (first whole answer %.0f ms)",
 			c.name, tm["ui"], tm["sample"], tm["head"], tm["heatmap"], tm["grid"], max(tm["head"], tm["heatmap"], tm["grid"]))
+	}
+	// The linked sample was fetched once (by the worker).
+	if st := site.Statuses("/samples/big4k.safetensors"); os.Getenv("HAEOLS_REVISIT") == "" && (len(st) != 1 || st[0] != 200) {
+		t.Errorf("samples/big4k.safetensors answered %v, want 200 once", st)
+	}
+}
+
+// TestAppLinkedSampleMissing: a link to a sample file the site lacks says
+// so with the server's answer and shows the default sample instead.
+func TestAppLinkedSampleMissing(t *testing.T) {
+	_, b := openApp(t, "?sample=samples/nosuch.safetensors")
+	msg := MustEval[string](b, `document.getElementById("error").innerText`)
+	if !strings.Contains(msg, "nosuch.safetensors") || !strings.Contains(msg, "HTTP 404") || !strings.Contains(msg, "instead") {
+		t.Errorf("error %q does not name the file, the 404 and the fallback", msg)
+	}
+	if q := appQuery(t, b); q.Get("sample") != "default" {
+		t.Errorf("URL %v, want sample default", q)
 	}
 }
