@@ -117,13 +117,7 @@ func (p *Partial) rescale(i int, mx float32) float32 {
 // addOwned adds the keys whose logits are row (which it overwrites with their
 // weights) and whose values are the rows of v to row i of p.
 func (p *Partial) addOwned(i int, row, v []float32) {
-	mx, ok := rowMax(row)
-	if !ok {
-		mx = float32(math.Inf(-1))
-		for _, x := range row {
-			mx = max(mx, x)
-		}
-	}
+	mx := maxOfRow(row)
 	if math.IsInf(float64(mx), -1) {
 		return
 	}
@@ -132,21 +126,30 @@ func (p *Partial) addOwned(i int, row, v []float32) {
 	axpy(p.Acc[i*p.D:i*p.D+p.D], row, nil, v, p.D)
 }
 
+// maxOfRow is max over row in index order (-Inf when empty), from the lane
+// maxima of rowMax where they give its bits.
+func maxOfRow(row []float32) float32 {
+	if mx, ok := rowMax(row); ok {
+		return mx
+	}
+	mx := float32(math.Inf(-1))
+	for _, x := range row {
+		mx = max(mx, x)
+	}
+	return mx
+}
+
 // addRow merges one row's logits (all of row if idx is nil, else row[idx[j]])
 // into the partial.
 func (p *Partial) addRow(i int, row []float32, idx []int32, v []float32) {
 	d := p.D
-	mx, ok := float32(math.Inf(-1)), false
+	var mx float32
 	cnt := len(row)
 	if idx == nil {
-		if mx, ok = rowMax(row); !ok {
-			mx = float32(math.Inf(-1))
-			for _, x := range row {
-				mx = max(mx, x)
-			}
-		}
+		mx = maxOfRow(row)
 	} else {
 		cnt = len(idx)
+		mx = float32(math.Inf(-1))
 		for _, j := range idx {
 			mx = max(mx, row[j])
 		}
