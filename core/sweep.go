@@ -7,10 +7,12 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/haeols/haeols/core/result"
 )
 
 // HeadRef names one query head of a model.
-type HeadRef struct{ Layer, Head int }
+type HeadRef = result.HeadRef
 
 // Sweep asks for every method at every ratio on a set of query heads.
 type Sweep struct {
@@ -94,7 +96,7 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 	if heads == nil {
 		for l := 0; l < s.L; l++ {
 			for h := 0; h < s.H; h++ {
-				heads = append(heads, HeadRef{l, h})
+				heads = append(heads, HeadRef{Layer: l, Head: h})
 			}
 		}
 	}

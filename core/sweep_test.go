@@ -17,7 +17,7 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heads := []HeadRef{{1, 3}, {0, 0}, {1, 2}}
+	heads := []HeadRef{{Layer: 1, Head: 3}, {Layer: 0, Head: 0}, {Layer: 1, Head: 2}}
 	sw := Sweep{Heads: heads, Ratios: []float64{0.1, 0.4}, Methods: []string{"hae-ols", "quant", "topk"}}
 	one, err := m.Sweep(context.Background(), Sweep{Heads: sw.Heads, Ratios: sw.Ratios, Methods: sw.Methods, Workers: 1})
 	if err != nil {
@@ -105,7 +105,7 @@ func TestSweep(t *testing.T) {
 	if _, err := m.Sweep(ctx, sw); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled sweep: %v", err)
 	}
-	if _, err := m.Sweep(context.Background(), Sweep{Heads: []HeadRef{{2, 0}}, Ratios: []float64{0.3}, Methods: []string{"topk"}}); err == nil {
+	if _, err := m.Sweep(context.Background(), Sweep{Heads: []HeadRef{{Layer: 2, Head: 0}}, Ratios: []float64{0.3}, Methods: []string{"topk"}}); err == nil {
 		t.Error("a head out of range was accepted")
 	}
 }

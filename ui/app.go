@@ -83,6 +83,7 @@ type Root struct {
 	headTimedID             int         // the head request whose answer was timed
 	mapsSent                [8]mapsSent // the latest head requests with maps, by ID (= Maps.Seq) % 8
 	headMS, gridMS, drawnMS float64     // the latest measured latencies
+	gridWorkers             int         // how many workers computed the latest grid
 
 	frameReady   bool         // the heatmap page listens
 	frameStarted bool         // its program runs (it said "heatmap-ready")
@@ -383,6 +384,10 @@ func (c *Root) onGrid(r wire.Response) {
 		if c.gridMethod == c.S.Method {
 			c.gridMS = now() - c.gridSentAt
 			RecordTiming("grid", c.gridMS)
+			if p := r.Grid; p != nil && p.Workers > 0 {
+				c.gridWorkers = p.Workers
+				RecordTiming("gridWorkers", float64(p.Workers))
+			}
 		}
 		c.nextGrid()
 	}

@@ -348,6 +348,9 @@ func (c *Root) Timing() string {
 	}
 	if c.gridMS > 0 {
 		s += fmt.Sprintf(" · grid %.0f ms", c.gridMS)
+		if c.gridWorkers > 1 {
+			s += fmt.Sprintf(" on %d workers", c.gridWorkers)
+		}
 	}
 	return s
 }

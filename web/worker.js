@@ -4,7 +4,9 @@
 // Messages that arrive before the Go side is ready are queued. Started as
 // worker.js#module, it waits for the app.wasm module the page compiled, sent
 // as its first message {module: WebAssembly.Module}; otherwise it fetches
-// and compiles app.wasm itself.
+// and compiles app.wasm itself. Started as worker.js#helper by a worker, it
+// is that worker's helper (a grid's share of the KV heads) and waits for
+// the module the same way.
 "use strict";
 importScripts("wasm_exec.js");
 
@@ -32,21 +34,29 @@ async function start(mod) {
 	if (mod instanceof WebAssembly.Module) {
 		inst = await WebAssembly.instantiate(mod, go.importObject);
 	} else {
+		let made;
 		try {
-			inst = (await WebAssembly.instantiateStreaming(fetch("app.wasm"), go.importObject)).instance;
+			made = await WebAssembly.instantiateStreaming(fetch("app.wasm"), go.importObject);
 		} catch (streamErr) {
 			// Some static hosts serve .wasm with the wrong MIME type.
 			const resp = await fetch("app.wasm");
 			if (!resp.ok) {
 				throw new Error("app.wasm: HTTP " + resp.status);
 			}
-			inst = (await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject)).instance;
+			made = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
 		}
+		mod = made.module;
+		inst = made.instance;
 	}
+	// The module, for the helper workers this worker starts.
+	self.haeolsModule = mod;
 	go.run(inst).then(() => fail("the Go program exited"));
 }
 
-if (self.location.hash === "#module") {
+// worker.js#helper is a helper worker (wasm/worker's Pool), started by a
+// worker with the module it runs; a helper starts no helpers.
+self.haeolsHelper = self.location.hash === "#helper";
+if (self.location.hash === "#module" || self.haeolsHelper) {
 	const queue = self.onmessage;
 	self.onmessage = (e) => {
 		self.onmessage = queue;

@@ -76,6 +76,10 @@ const (
 	// the primary method first, answered first without its free run, see
 	// EvalResult), one Response with Eval each, the last one Done. Only a sample loaded from a model has it (Info.Eval).
 	OpEval = "eval"
+	// OpStop stops the running grid or curve and drops the queued ones,
+	// without an answer: a worker that handed part of a grid to a helper
+	// worker (Request.Heads) sends it when it no longer needs that part.
+	OpStop = "stop"
 )
 
 // Barrier reports whether op orders the queue like a load: the requests
@@ -101,6 +105,9 @@ type Request struct {
 	Layer   int       `json:"layer"`
 	Head    int       `json:"head"` // -1 in OpCurve: the model mean
 	Ratios  []float64 `json:"ratios,omitempty"`
+	// Heads are the query heads an OpGrid asks for (nil: every head of the
+	// model); a worker asks its helper workers for their share this way.
+	Heads []result.HeadRef `json:"heads,omitempty"`
 	// Maps asks OpHead for the attention maps: HeadResult.Maps with its
 	// buffers (see Maps) on the final answer, or, with
 	// Direct, a relay message for the heatmap page just before it (see the
@@ -337,6 +344,9 @@ type GridPart struct {
 	// NA explains why the method has no numbers at this ratio (e.g. quant
 	// below its smallest width); Cells is then empty.
 	NA string `json:"na,omitempty"`
+	// Workers, in the final part, is how many workers computed the grid:
+	// the worker and the helper workers that answered their share.
+	Workers int `json:"workers,omitempty"`
 }
 
 // HeadResult is one head in detail: the request's Method, and, unless NA

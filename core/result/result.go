@@ -25,6 +25,12 @@ const (
 	MetricLostMass = "lost-mass"
 )
 
+// HeadRef names one query head of a model (core.HeadRef).
+type HeadRef struct {
+	Layer int `json:"layer"`
+	Head  int `json:"head"`
+}
+
 // Metrics are the per-head numbers of HAE-OLS.md §5 for one compressed cache
 // and one query head. Metric says what Err and the other errors measure:
 // the relative output error (MetricOutput) or, for an attention-only

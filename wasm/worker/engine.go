@@ -69,6 +69,8 @@ type Engine struct {
 	// Maps, when set, takes the maps of head requests that ask for Direct
 	// delivery (in the browser: relayed by the app page).
 	Maps MapsSink
+	// Pool, when set, is the helper workers that grids share out to.
+	Pool *Pool
 
 	model  *core.Model
 	lm     *lmState // the model of the latest llama load and its prompt's run (nil: none)
@@ -194,6 +196,9 @@ func (e *Engine) Handle(req wire.Request, bufs map[string][]byte, emit Emit, che
 	fail := func(err error) {
 		emit(wire.Response{ID: req.ID, Op: req.Op, Error: err.Error(), Done: true}, nil)
 	}
+	if req.Op == wire.OpStop {
+		return // what it stops saw it in the queue (Queue.Supersedes)
+	}
 	if req.Op != wire.OpLoad && req.Op != wire.OpCompute && e.model == nil {
 		fail(fmt.Errorf("%s: no sample loaded yet (send a %q request first)", req.Op, wire.OpLoad))
 		return
@@ -273,9 +278,10 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		emit(wire.Response{ID: req.ID, Op: req.Op, Progress: p}, nil)
 	}
 	var (
-		s    *sample.Sample
-		name string
-		err  error
+		s      *sample.Sample
+		name   string
+		err    error
+		shared bool // handed to the helper workers
 	)
 	switch src.Kind {
 	case "preset":
@@ -306,6 +312,8 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 			return fmt.Errorf("load %s: %w", src.URL, err)
 		}
 		progress(0.5)
+		e.Pool.share(name, data)
+		shared = true
 		if s, err = sample.Decode(name, data); err != nil {
 			return err
 		}
@@ -315,6 +323,8 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		if err != nil {
 			return err
 		}
+		e.Pool.share(name, data)
+		shared = true
 		if s, err = sample.Decode(name, data); err != nil {
 			return err
 		}
@@ -323,12 +333,14 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		if name, err = e.loadLlama(req, bufs, progress); err != nil {
 			return err
 		}
+		e.Pool.drop()
 		emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 		return nil
 	case "checkpoint":
 		if _, err = e.loadCheckpoint(req, bufs, progress); err != nil {
 			return err
 		}
+		e.Pool.drop()
 		emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 		return nil
 	default:
@@ -339,6 +351,11 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		return fmt.Errorf("load %s: %w", name, err)
 	}
 	e.setModel(m)
+	if shared {
+		e.Pool.bind(s)
+	} else {
+		e.Pool.drop()
+	}
 	e.lm = nil
 	e.info = infoOf(name, s)
 	e.caches, e.order, e.focus = nil, nil, nil
@@ -487,7 +504,10 @@ func (e *Engine) sweep(sw core.Sweep, check Check, job func(core.SweepJob) bool)
 
 // grid answers with one part per KV head (the cells of its query heads),
 // the last one Done with the model's mean error; a method that does not
-// fit the ratio, with one part that says why (GridPart.NA).
+// fit the ratio, with one part that says why (GridPart.NA). With helper
+// workers (Pool) it computes its own share of the KV heads and passes on
+// the helpers' parts as they come; the share of a helper that fails is
+// computed here. Request.Heads limits the grid to those query heads.
 func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 	p := coreParams(req.Params)
 	if _, err := core.Lookup(req.Method); err != nil {
@@ -496,47 +516,196 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("grid: %w", err)
 	}
-	part := func(j core.SweepJob) *wire.GridPart {
-		gp := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: result.Num(math.NaN()), Cells: []core.Metrics{}}
-		if j.Err != nil {
-			gp.NA = j.Err.Error()
+	s := e.model.Sample
+	heads := req.Heads
+	if heads != nil && len(heads) == 0 {
+		return errors.New("grid: the request asks for no heads")
+	}
+	if heads == nil {
+		for l := 0; l < s.L; l++ {
+			for h := 0; h < s.H; h++ {
+				heads = append(heads, core.HeadRef{Layer: l, Head: h})
+			}
 		}
-		for _, m := range j.Metrics {
+	}
+	// The KV heads, in the order of their first query head, and who
+	// computes each: 0 this worker, i+1 helper hs[i].
+	var hs []int
+	if e.accel == nil {
+		hs = e.Pool.usable(s)
+	}
+	group := map[[2]int]int{} // (layer, KV head) -> index
+	var groupOf []int         // per head
+	for _, hd := range heads {
+		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
+			return fmt.Errorf("grid: layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
+		}
+		k := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
+		g, ok := group[k]
+		if !ok {
+			g = len(group)
+			group[k] = g
+		}
+		groupOf = append(groupOf, g)
+	}
+	shares := make([][]core.HeadRef, 1+len(hs))
+	pos := map[core.HeadRef]int{}
+	for i, hd := range heads {
+		w := groupOf[i] % len(shares)
+		shares[w] = append(shares[w], hd)
+		pos[hd] = i
+	}
+	ids := map[int]int{} // a helper's grid request id -> its share
+	for i, h := range hs {
+		if len(shares[i+1]) > 0 {
+			ids[e.Pool.post(h, wire.Request{Op: wire.OpGrid, Method: req.Method, Params: req.Params, Heads: shares[i+1]})] = i + 1
+		}
+	}
+	stop := func() {
+		for id, w := range ids {
+			e.Pool.post(hs[w-1], wire.Request{Op: wire.OpStop})
+			delete(ids, id)
+		}
+	}
+
+	metrics := make([]core.Metrics, len(heads))
+	have := make([]bool, len(heads))
+	doneGroups := make([]bool, len(group))
+	left := len(group)
+	answered := false
+	helped := map[int]bool{} // the helpers whose cells came
+	// arrive takes cells computed here or by a helper: a part, or, with
+	// the last KV head, the final answer.
+	arrive := func(cells []core.Metrics) {
+		gp := &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio, MeanErr: result.Num(math.NaN()), Cells: []core.Metrics{}}
+		for _, m := range cells {
+			i, ok := pos[core.HeadRef{Layer: m.Layer, Head: m.Head}]
+			if !ok || have[i] {
+				continue
+			}
+			if g := groupOf[i]; !doneGroups[g] {
+				doneGroups[g] = true
+				left--
+			}
+			have[i], metrics[i] = true, m
 			// A grid cell's numbers only: not its profile and needles.
 			m.Profile, m.Needles = nil, nil
 			gp.Cells = append(gp.Cells, m)
 		}
-		return gp
-	}
-	na := func(j core.SweepJob) bool {
-		return errors.Is(j.Err, core.ErrDoesNotFit) || errors.Is(j.Err, core.ErrNeedsKV)
-	}
-	sw := core.Sweep{Ratios: []float64{req.Params.Ratio}, Methods: []string{req.Method},
-		Params: func(float64) (core.Params, error) { return p, nil }}
-	cells, last, whole, err := e.sweep(sw, check, func(j core.SweepJob) bool {
-		if na(j) {
-			// The method does not fit: one answer says so.
-			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part(j), Progress: 1, Done: true}, nil)
-			return false
+		if left > 0 {
+			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: float64(len(group)-left) / float64(len(group))}, nil)
+			return
 		}
-		if j.Err == nil {
-			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: part(j), Progress: float64(j.Done) / float64(j.Total)}, nil)
+		gp.MeanErr = result.Num(core.MeanErr(metrics))
+		gp.Workers = 1 + len(helped)
+		emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: 1, Done: true}, nil)
+		answered = true
+	}
+	// notFit answers that the method does not fit the ratio.
+	notFit := func(why string) {
+		emit(wire.Response{ID: req.ID, Op: req.Op, Grid: &wire.GridPart{Method: req.Method, Ratio: req.Params.Ratio,
+			MeanErr: result.Num(math.NaN()), Cells: []core.Metrics{}, NA: why}, Progress: 1, Done: true}, nil)
+		answered = true
+	}
+	var orphans []core.HeadRef // the shares of helpers that failed
+	// fromHelpers takes the helpers' answers that came.
+	fromHelpers := func() {
+		for _, rp := range e.Pool.take() {
+			if answered {
+				return
+			}
+			r := rp.r
+			if r.Error != "" {
+				// The helper failed (this grid's share, an earlier
+				// request, or itself): its share is computed here.
+				e.Pool.fail(rp.from)
+				for id, w := range ids {
+					if hs[w-1] != rp.from {
+						continue
+					}
+					delete(ids, id)
+					for _, hd := range shares[w] {
+						if !have[pos[hd]] {
+							orphans = append(orphans, hd)
+						}
+					}
+				}
+				continue
+			}
+			if _, ok := ids[r.ID]; !ok {
+				continue // an earlier grid's
+			}
+			switch {
+			case r.Grid != nil && r.Grid.NA != "":
+				notFit(r.Grid.NA)
+			case r.Grid != nil:
+				if r.Done {
+					delete(ids, r.ID)
+				}
+				helped[rp.from] = true
+				arrive(r.Grid.Cells)
+			}
 		}
-		return true
-	})
-	switch {
-	case !whole:
-		return nil
-	case err != nil:
-		return fmt.Errorf("grid: %w", err)
 	}
-	gp := part(last)
-	if c := cells[0]; c.NA != "" {
-		gp.Cells, gp.NA = []core.Metrics{}, c.Cause.Error()
-	} else {
-		gp.MeanErr = result.Num(core.MeanErr(c.Metrics))
+	// local computes heads here; false when it stopped: superseded, or
+	// answered (the method does not fit).
+	local := func(heads []core.HeadRef) (bool, error) {
+		sw := core.Sweep{Heads: heads, Ratios: []float64{req.Params.Ratio}, Methods: []string{req.Method},
+			Params: func(float64) (core.Params, error) { return p, nil }}
+		cells, last, whole, err := e.sweep(sw, check, func(j core.SweepJob) bool {
+			if errors.Is(j.Err, core.ErrDoesNotFit) || errors.Is(j.Err, core.ErrNeedsKV) {
+				notFit(j.Err.Error())
+				return false
+			}
+			if j.Err == nil {
+				arrive(j.Metrics)
+			}
+			fromHelpers()
+			return !answered
+		})
+		switch {
+		case !whole:
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("grid: %w", err)
+		case cells[0].NA != "":
+			notFit(cells[0].Cause.Error())
+			return false, nil
+		}
+		arrive(last.Metrics)
+		return true, nil
 	}
-	emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: 1, Done: true}, nil)
+	defer stop()
+	if ok, err := local(shares[0]); !ok {
+		return err
+	}
+	for !answered {
+		fromHelpers()
+		if len(orphans) > 0 {
+			o := orphans
+			orphans = nil
+			if ok, err := local(o); !ok {
+				return err
+			}
+			continue
+		}
+		if answered {
+			break
+		}
+		if len(ids) == 0 {
+			// No helper will answer for the heads left: compute them.
+			for i, hd := range heads {
+				if !have[i] {
+					orphans = append(orphans, hd)
+				}
+			}
+			continue
+		}
+		if check() {
+			return nil
+		}
+		e.Pool.wait(helperPoll)
+	}
 	return nil
 }
 

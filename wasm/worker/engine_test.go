@@ -509,6 +509,8 @@ func TestQueue(t *testing.T) {
 		{"curve before grid", []wire.Request{req(1, "grid"), req(2, "curve")}, []int{2, 1}},
 		{"compute is a barrier", []wire.Request{req(1, "grid"), req(2, "compute"), req(3, "head")}, []int{1, 2, 3}},
 		{"after load by priority", []wire.Request{req(1, "load"), req(2, "grid"), req(3, "curve"), req(4, "head")}, []int{1, 4, 3, 2}},
+		{"stop drops grid and curve", []wire.Request{req(1, "grid"), req(2, "curve"), req(3, "head"), req(4, "stop")}, []int{3, 4}},
+		{"grid after stop", []wire.Request{req(1, "stop"), req(2, "grid")}, []int{2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,7 +17,8 @@ type item struct {
 
 // Queue holds the requests that arrived and not yet started. A newer
 // request of an Op replaces a queued older one of the same Op (the older one
-// is dropped without an answer). Loads and compute switches are barriers
+// is dropped without an answer), and a stop (wire.OpStop) the queued grids
+// and curves. Loads and compute switches are barriers
 // (wire.Barrier): requests that came after one wait for it; among the requests before the first load, heads
 // go first, then curves, then grids.
 type Queue struct {
@@ -39,7 +40,10 @@ func (q *Queue) PushLate(req wire.Request, bufs map[string][]byte, lag float64) 
 	q.mu.Lock()
 	kept := q.items[:0]
 	for _, it := range q.items {
-		if it.req.Op != req.Op {
+		// A stop drops the queued grids and curves; a grid or a curve
+		// after it is not stopped.
+		stopped := req.Op == wire.OpStop && stoppable(it.req.Op) || stoppable(req.Op) && it.req.Op == wire.OpStop
+		if it.req.Op != req.Op && !stopped {
 			kept = append(kept, it)
 		}
 	}
@@ -54,6 +58,9 @@ func (q *Queue) PushLate(req wire.Request, bufs map[string][]byte, lag float64) 
 	default:
 	}
 }
+
+// stoppable reports whether wire.OpStop stops requests of op.
+func stoppable(op string) bool { return op == wire.OpGrid || op == wire.OpCurve }
 
 // priority orders the ops that may overtake each other (lower first).
 func priority(op string) int {
@@ -143,12 +150,14 @@ func (q *Queue) Len() int {
 }
 
 // Supersedes reports whether a queued request replaces a running one of
-// op: a newer request of the same op or a load.
+// op: a newer request of the same op, a load, or, for a grid or a curve,
+// a stop.
 func (q *Queue) Supersedes(op string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, it := range q.items {
-		if it.req.Op == op || wire.Barrier(it.req.Op) {
+		stop := it.req.Op == wire.OpStop && stoppable(op)
+		if it.req.Op == op || wire.Barrier(it.req.Op) || stop {
 			return true
 		}
 	}

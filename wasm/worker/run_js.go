@@ -22,6 +22,14 @@ func Run() {
 	q := NewQueue()
 	relay := &relaySink{}
 	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay}, Q: q, Emit: post, Yield: newYield()}
+	if !self.Get("haeolsHelper").Truthy() {
+		// One helper per core beyond this worker's (navigator's count
+		// includes the pages' cores; the helpers start with a large
+		// sample file, see Pool).
+		if hc := self.Get("navigator").Get("hardwareConcurrency"); hc.Type() == js.TypeNumber {
+			w.E.Pool = &Pool{N: hc.Int() - 1, Start: startHelper}
+		}
+	}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		data := args[0]
@@ -247,4 +255,73 @@ func fetch(url string) ([]byte, error) {
 	buf := make([]byte, u8.Get("length").Int())
 	js.CopyBytesToGo(buf, u8)
 	return buf, nil
+}
+
+// helperConn is a helper worker (worker.js#helper) started by this one.
+type helperConn struct {
+	w  js.Value
+	fs []js.Func
+}
+
+// startHelper starts helper i with this worker's app.wasm module and
+// passes its answers to deliver; a helper that fails to start or dies
+// answers an error (which makes the Pool compute its share here).
+func startHelper(i int, deliver func(wire.Response)) (c Conn, err error) {
+	mod := js.Global().Get("haeolsModule")
+	if !mod.Truthy() {
+		return nil, errors.New("helper: no app.wasm module to start it with")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("helper %d: %v", i, r) // no nested workers here
+		}
+	}()
+	w := js.Global().Get("Worker").New("worker.js#helper")
+	h := &helperConn{w: w}
+	onMsg := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		var r wire.Response
+		raw := a[0].Get("data").Get("json")
+		if raw.Type() != js.TypeString {
+			return nil
+		}
+		if err := json.Unmarshal([]byte(raw.String()), &r); err != nil {
+			r = wire.Response{Error: fmt.Sprintf("helper %d: bad answer: %v", i, err), Done: true}
+		}
+		deliver(r)
+		return nil
+	})
+	onErr := js.FuncOf(func(_ js.Value, a []js.Value) any {
+		msg := "the helper worker failed"
+		if m := a[0].Get("message"); m.Type() == js.TypeString {
+			msg = m.String()
+		}
+		deliver(wire.Response{Error: fmt.Sprintf("helper %d: %s", i, msg), Done: true})
+		return nil
+	})
+	h.fs = []js.Func{onMsg, onErr}
+	w.Call("addEventListener", "message", onMsg)
+	w.Call("addEventListener", "error", onErr)
+	init := js.Global().Get("Object").New()
+	init.Set("module", mod)
+	w.Call("postMessage", init)
+	return h, nil
+}
+
+// Post sends the helper a request, its buffers copied into ArrayBuffers
+// that go with it.
+func (h *helperConn) Post(req wire.Request, bufs map[string][]byte) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return
+	}
+	msg, transfer := message(string(b), bufs)
+	h.w.Call("postMessage", msg, transfer)
+}
+
+// Close ends the helper at once.
+func (h *helperConn) Close() {
+	h.w.Call("terminate")
+	for _, f := range h.fs {
+		f.Release()
+	}
 }

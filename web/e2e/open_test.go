@@ -82,7 +82,7 @@ func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 
 		`JSON.stringify(window.haeolsOpen) + " " + document.body.innerText.slice(0, 300)`)
 	b.Screenshot(shot)
 	t.Logf("the worker: %v; the first head request: %v", MustEval[map[string]float64](b, `window.haeolsOpenWorker`),
-		MustEval[map[string]float64](b, `Object.fromEntries(["head", "headQueued", "headCompute", "maps", "drawn", "grid"].map(k => [k, ((window.haeolsTimings || {})[k] || [-1])[0]]))`))
+		MustEval[map[string]float64](b, `Object.fromEntries(["head", "headQueued", "headCompute", "maps", "drawn", "grid", "gridWorkers"].map(k => [k, ((window.haeolsTimings || {})[k] || [-1])[0]]))`))
 	return MustEval[map[string]float64](b, `window.haeolsOpen`)
 }
 

@@ -1,0 +1,241 @@
+package worker
+
+import (
+	"sync"
+	"time"
+
+	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/wire"
+)
+
+// Helper workers. A grid is one analysis and one compression per KV head,
+// independent of each other; a worker alone computes them one after the
+// other on one core. With a Pool, the worker hands a sample file it loaded
+// to helpers, other workers running this package's Worker on their own
+// copy of the sample, and each grid's KV heads are shared out: KV head
+// number g (layer-major) goes to worker g mod (1 + helpers), the worker
+// itself being 0, so that the same helper analyses the same KV heads at
+// every ratio and keeps their analyses. The answers are the same bits
+// whoever computes them (the same code on the same float32 data).
+const (
+	// MaxHelpers bounds the helper workers of a worker.
+	MaxHelpers = 3
+	// ShareMinBytes is the smallest sample file handed to helpers: a
+	// smaller sample's grid takes a fraction of a second, less than
+	// starting a helper, whose start would take the cores the first
+	// answer needs.
+	ShareMinBytes = 8 << 20
+	// ShareMaxBytes bounds the sample bytes the helpers hold together
+	// (each decodes its own copy, float16 to twice its bytes of float32).
+	ShareMaxBytes = 512 << 20
+	// helperPoll is how often a grid waiting for its helpers looks at
+	// the queue (urgent head requests, a newer grid).
+	helperPoll = 10 * time.Millisecond
+)
+
+// Conn is one helper worker. Post sends it a request with its buffers (a
+// copy: the caller keeps using them); its answers come through the
+// deliver function that started it. Close ends it.
+type Conn interface {
+	Post(req wire.Request, bufs map[string][]byte)
+	Close()
+}
+
+// Pool is a worker's helper workers, started when a sample file of at
+// least ShareMinBytes is loaded and ended when a sample that is not
+// shared (a preset, a model's run) replaces it. A nil *Pool has no
+// helpers.
+type Pool struct {
+	// N is the most helpers to start (at most MaxHelpers are).
+	N int
+	// MinBytes is the smallest sample file shared (0: ShareMinBytes).
+	MinBytes int
+	// Start starts helper i, whose answers it passes to deliver, from
+	// any goroutine.
+	Start func(i int, deliver func(wire.Response)) (Conn, error)
+
+	mu    sync.Mutex
+	inbox []reply
+	wake  chan struct{}
+
+	hs     []*helper
+	loads  map[int]int    // the id of each helper's latest load
+	sample *sample.Sample // the sample the helpers hold; nil: none (yet)
+	nextID int
+}
+
+type helper struct {
+	conn   Conn
+	broken bool // its load or a grid failed: not used until the next share
+}
+
+// reply is an answer of helper from.
+type reply struct {
+	from int
+	r    wire.Response
+}
+
+// share hands the sample file data (named name) to the helpers, starting
+// them as needed, or ends them when the file is too small to share; bind
+// says when the worker's own decoding of it succeeded.
+func (p *Pool) share(name string, data []byte) {
+	if p == nil {
+		return
+	}
+	n := min(p.N, MaxHelpers)
+	if len(data) > 0 {
+		n = min(n, ShareMaxBytes/len(data))
+	}
+	least := p.MinBytes
+	if least <= 0 {
+		least = ShareMinBytes
+	}
+	if len(data) < least || n <= 0 {
+		p.drop()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+		p.loads = map[int]int{}
+	}
+	p.sample = nil
+	for len(p.hs) > n {
+		p.hs[len(p.hs)-1].conn.Close()
+		p.hs = p.hs[:len(p.hs)-1]
+	}
+	for i := len(p.hs); i < n; i++ {
+		c, err := p.Start(i, func(r wire.Response) { p.deliver(i, r) })
+		if err != nil {
+			break // fewer helpers, or none
+		}
+		p.hs = append(p.hs, &helper{conn: c})
+	}
+	posts := make([]func(), len(p.hs))
+	for i, h := range p.hs {
+		h.broken = false
+		p.nextID++
+		p.loads[i] = p.nextID
+		req := wire.Request{ID: p.nextID, Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: name}}
+		posts[i] = func() { h.conn.Post(req, map[string][]byte{"file": data}) }
+	}
+	p.mu.Unlock()
+	defer p.mu.Lock() // for the deferred Unlock
+	for _, post := range posts {
+		post()
+	}
+}
+
+// bind records that the helpers were handed s's file (the last share).
+func (p *Pool) bind(s *sample.Sample) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.hs) > 0 {
+		p.sample = s
+	}
+}
+
+// drop ends the helpers, freeing their copies of the sample.
+func (p *Pool) drop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.hs {
+		h.conn.Close()
+	}
+	p.hs, p.sample, p.inbox = nil, nil, nil
+}
+
+// usable returns the helpers that hold s and have not failed.
+func (p *Pool) usable(s *sample.Sample) []int {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sample == nil || p.sample != s {
+		return nil
+	}
+	var ok []int
+	for i, h := range p.hs {
+		if !h.broken {
+			ok = append(ok, i)
+		}
+	}
+	return ok
+}
+
+// post sends req to helper i under a new id, which it returns.
+func (p *Pool) post(i int, req wire.Request) int {
+	p.mu.Lock()
+	p.nextID++
+	req.ID = p.nextID
+	var c Conn
+	if i < len(p.hs) {
+		c = p.hs[i].conn
+	}
+	p.mu.Unlock()
+	if c != nil {
+		c.Post(req, nil) // not under mu: a Conn may answer at once
+	}
+	return req.ID
+}
+
+// fail marks helper i as not to be used until the next share.
+func (p *Pool) fail(i int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i < len(p.hs) {
+		p.hs[i].broken = true
+	}
+}
+
+// deliver takes an answer of helper i.
+func (p *Pool) deliver(i int, r wire.Response) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.Error != "" && (r.ID == 0 || r.ID == p.loads[i]) && i < len(p.hs) {
+		// A failed load of the latest share, or a helper that died: it
+		// cannot help.
+		p.hs[i].broken = true
+	}
+	if r.Op == wire.OpLoad {
+		return
+	}
+	p.inbox = append(p.inbox, reply{i, r})
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the answers that came since the last take.
+func (p *Pool) take() []reply {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.inbox
+	p.inbox = nil
+	return r
+}
+
+// wait blocks until an answer comes or d has passed.
+func (p *Pool) wait(d time.Duration) {
+	if p == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.wake:
+	case <-t.C:
+	}
+}

@@ -1,0 +1,298 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/haeols/haeols/core"
+	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/wire"
+)
+
+// inProc is a helper worker in this process: a Worker on its own Engine,
+// fed by Post and answering through deliver (round-tripped through JSON,
+// as between browser workers). With failGrids it answers every grid with
+// an error instead.
+type inProc struct {
+	w         *Worker
+	mu        sync.Mutex
+	posts     []wire.Request
+	closed    bool
+	failGrids bool
+	deliver   func(wire.Response)
+}
+
+func (h *inProc) Post(req wire.Request, bufs map[string][]byte) {
+	h.mu.Lock()
+	h.posts = append(h.posts, req)
+	fail := h.failGrids && req.Op == wire.OpGrid
+	h.mu.Unlock()
+	if fail {
+		h.deliver(wire.Response{ID: req.ID, Op: req.Op, Error: "grid: a helper that fails", Done: true})
+		return
+	}
+	cp := map[string][]byte{}
+	for k, b := range bufs {
+		cp[k] = bytes.Clone(b)
+	}
+	h.w.Q.Push(req, cp)
+}
+
+func (h *inProc) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+}
+
+// ops returns the ops posted to h.
+func (h *inProc) ops() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ops []string
+	for _, r := range h.posts {
+		ops = append(ops, r.Op)
+	}
+	return ops
+}
+
+// inProcPool returns a pool of in-process helpers, and the helpers it
+// started (in order); failing says which helpers fail their grids.
+func inProcPool(t *testing.T, n int, failing ...int) (*Pool, *[]*inProc) {
+	var started []*inProc
+	p := &Pool{N: n, MinBytes: 1}
+	p.Start = func(i int, deliver func(wire.Response)) (Conn, error) {
+		h := &inProc{failGrids: slices.Contains(failing, i)}
+		h.deliver = func(r wire.Response) {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Errorf("helper %d: marshal: %v", i, err)
+				return
+			}
+			var back wire.Response
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Errorf("helper %d: unmarshal: %v", i, err)
+				return
+			}
+			h.mu.Lock()
+			closed := h.closed
+			h.mu.Unlock()
+			if !closed {
+				deliver(back)
+			}
+		}
+		h.w = &Worker{E: &Engine{}, Q: NewQueue(), Emit: func(r wire.Response, _ map[string][]byte) { h.deliver(r) }}
+		go h.w.Loop()
+		started = append(started, h)
+		return h, nil
+	}
+	return p, &started
+}
+
+// groupedSafetensors is a small sample of 2 layers with 2 KV heads each
+// (4 KV heads, 8 query heads) as a safetensors file.
+func groupedSafetensors(t *testing.T) []byte {
+	t.Helper()
+	cfg, err := gen.DefaultConfig("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layers, cfg.Heads, cfg.KVHeads = 2, 4, 2
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := sample.WriteSafetensors(&b, s, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// gridOf runs a grid on e and returns its cells by (layer, head), the
+// final answer and how many parts came.
+func gridOf(t *testing.T, e *Engine, method string, p wire.Params, check Check) (map[core.HeadRef]core.Metrics, wire.Response, int) {
+	t.Helper()
+	rc := &recorder{t: t}
+	e.Handle(wire.Request{ID: 7, Op: wire.OpGrid, Method: method, Params: p}, nil, rc.emit, check)
+	cells := map[core.HeadRef]core.Metrics{}
+	for _, s := range rc.out {
+		if s.r.ID != 7 || s.r.Error != "" || s.r.Grid == nil {
+			t.Fatalf("%s %v: answer %+v", method, p.Ratio, s.r)
+		}
+		for _, c := range s.r.Grid.Cells {
+			k := core.HeadRef{Layer: c.Layer, Head: c.Head}
+			if _, dup := cells[k]; dup {
+				t.Errorf("%s %v: L%d H%d answered twice", method, p.Ratio, c.Layer, c.Head)
+			}
+			cells[k] = c
+		}
+	}
+	return cells, rc.last(), len(rc.out)
+}
+
+func loadFile(t *testing.T, e *Engine, data []byte) {
+	t.Helper()
+	rc := &recorder{t: t}
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: "grouped.safetensors"}},
+		map[string][]byte{"file": data}, rc.emit, nil)
+	if r := rc.last(); r.Error != "" || !r.Done {
+		t.Fatalf("load: %+v", r)
+	}
+}
+
+// sameCells reports how got differs from want, bit for bit.
+func sameCells(t *testing.T, what string, got, want map[core.HeadRef]core.Metrics, gotMean, wantMean float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d cells, want %d", what, len(got), len(want))
+	}
+	for k, w := range want {
+		g := got[k]
+		if math.Float64bits(g.Err) != math.Float64bits(w.Err) || math.Float64bits(g.ErrMax) != math.Float64bits(w.ErrMax) ||
+			math.Float64bits(g.Cos) != math.Float64bits(w.Cos) || g.Ratio != w.Ratio {
+			t.Errorf("%s L%d H%d: err %v max %v cos %v ratio %v, alone %v %v %v %v", what, k.Layer, k.Head,
+				g.Err, g.ErrMax, g.Cos, g.Ratio, w.Err, w.ErrMax, w.Cos, w.Ratio)
+		}
+	}
+	if math.Float64bits(gotMean) != math.Float64bits(wantMean) {
+		t.Errorf("%s: mean %v, alone %v", what, gotMean, wantMean)
+	}
+}
+
+// TestGridWithHelpers: a grid shared out to helper workers gives the same
+// bits as one worker alone, for every method and at ratios where some do
+// not fit, and the helpers get their shares of the KV heads.
+func TestGridWithHelpers(t *testing.T) {
+	data := groupedSafetensors(t)
+	alone := &Engine{}
+	loadFile(t, alone, data)
+	for _, n := range []int{1, 2, 3} {
+		pool, started := inProcPool(t, n)
+		e := &Engine{Pool: pool}
+		loadFile(t, e, data)
+		if len(*started) != n || len(pool.usable(e.model.Sample)) != n {
+			t.Fatalf("%d helpers: started %d, usable %v", n, len(*started), pool.usable(e.model.Sample))
+		}
+		for _, method := range []string{"hae-ols", "topk", "quant", "lowrank"} {
+			for _, ratio := range []float64{0.05, 0.3} {
+				p := defParams
+				p.Ratio = ratio
+				want, wr, _ := gridOf(t, alone, method, p, nil)
+				got, gr, parts := gridOf(t, e, method, p, nil)
+				if wr.Grid.NA != "" || gr.Grid.NA != "" {
+					if gr.Grid.NA != wr.Grid.NA || len(got) != 0 || parts != 1 {
+						t.Errorf("%d helpers, %s %v: NA %q in %d parts, alone %q", n, method, ratio, gr.Grid.NA, parts, wr.Grid.NA)
+					}
+					continue
+				}
+				sameCells(t, "helpers", got, want, float64(gr.Grid.MeanErr), float64(wr.Grid.MeanErr))
+				if !gr.Done || gr.Progress != 1 || parts != 4 || gr.Grid.Workers != min(n+1, 4) {
+					t.Errorf("%d helpers, %s %v: %d parts, last %+v", n, method, ratio, parts, gr)
+				}
+			}
+		}
+		for i, h := range *started {
+			// KV head g goes to worker g mod (1 + n): helper i has some
+			// of the 4 when i+1 < 4.
+			if ops := h.ops(); ops[0] != wire.OpLoad || !slices.Contains(ops, wire.OpGrid) {
+				t.Errorf("%d helpers: helper %d was sent %v", n, i, ops)
+			}
+		}
+	}
+}
+
+// TestGridHelperFails: a helper that fails its share leaves it to the
+// worker, with the same bits, and is not asked again until the next load.
+func TestGridHelperFails(t *testing.T) {
+	data := groupedSafetensors(t)
+	alone := &Engine{}
+	loadFile(t, alone, data)
+	pool, started := inProcPool(t, 2, 1)
+	e := &Engine{Pool: pool}
+	loadFile(t, e, data)
+	for _, ratio := range []float64{0.2, 0.3} {
+		p := defParams
+		p.Ratio = ratio
+		want, wr, _ := gridOf(t, alone, "hae-ols", p, nil)
+		got, gr, _ := gridOf(t, e, "hae-ols", p, nil)
+		sameCells(t, "a helper failing", got, want, float64(gr.Grid.MeanErr), float64(wr.Grid.MeanErr))
+	}
+	grids := 0
+	for _, op := range (*started)[1].ops() {
+		if op == wire.OpGrid {
+			grids++
+		}
+	}
+	if grids != 1 {
+		t.Errorf("the failing helper was asked for %d grids, want 1", grids)
+	}
+	if u := pool.usable(e.model.Sample); !slices.Equal(u, []int{0}) {
+		t.Errorf("usable helpers %v, want [0]", u)
+	}
+	loadFile(t, e, data)
+	if u := pool.usable(e.model.Sample); !slices.Equal(u, []int{0, 1}) {
+		t.Errorf("after a new load: usable helpers %v, want [0 1]", u)
+	}
+}
+
+// TestGridHelpersStopped: a grid that a newer request supersedes tells its
+// helpers to stop.
+func TestGridHelpersStopped(t *testing.T) {
+	pool, started := inProcPool(t, 1)
+	e := &Engine{Pool: pool}
+	loadFile(t, e, groupedSafetensors(t))
+	_, _, parts := gridOf(t, e, "hae-ols", defParams, func() bool { return true })
+	if parts > 1 {
+		t.Errorf("a superseded grid answered %d parts", parts)
+	}
+	if ops := (*started)[0].ops(); ops[len(ops)-1] != wire.OpStop {
+		t.Errorf("the helper was sent %v, want a stop last", ops)
+	}
+}
+
+// TestPoolShares: small files and presets are not shared; a preset
+// after a shared file ends the helpers.
+func TestPoolShares(t *testing.T) {
+	data := groupedSafetensors(t)
+	pool, started := inProcPool(t, 2)
+	pool.MinBytes = len(data) + 1
+	e := &Engine{Pool: pool}
+	loadFile(t, e, data)
+	if len(*started) != 0 || pool.usable(e.model.Sample) != nil {
+		t.Fatalf("a file under MinBytes started %d helpers", len(*started))
+	}
+	pool.MinBytes = len(data)
+	loadFile(t, e, data)
+	if len(*started) != 2 || len(pool.usable(e.model.Sample)) != 2 {
+		t.Fatalf("a file of MinBytes started %d helpers", len(*started))
+	}
+	rc := &recorder{t: t}
+	e.Handle(wire.Request{ID: 2, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+	for i, h := range *started {
+		h.mu.Lock()
+		if !h.closed {
+			t.Errorf("helper %d still runs after a preset was loaded", i)
+		}
+		h.mu.Unlock()
+	}
+	if pool.usable(e.model.Sample) != nil {
+		t.Error("helpers usable after a preset was loaded")
+	}
+	// A file that fails to decode leaves the helpers unused.
+	pool.MinBytes = 1
+	loadFile(t, e, data)
+	rc.out = nil
+	e.Handle(wire.Request{ID: 3, Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: "broken.safetensors"}},
+		map[string][]byte{"file": data[:len(data)/2]}, rc.emit, nil)
+	if rc.last().Error == "" {
+		t.Fatal("a broken file loaded")
+	}
+	if u := pool.usable(e.model.Sample); u != nil {
+		t.Errorf("after a failed load: usable helpers %v, want none", u)
+	}
+}
