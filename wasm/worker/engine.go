@@ -5,8 +5,10 @@
 // attention maps, and error vs ratio curves. Head requests overtake a
 // running grid or curve; between KV heads the worker yields to the event
 // loop so newer requests can arrive, and a newer request of the same op
-// supersedes an older one. Engine, the part that answers, is plain Go and
-// tested natively and under Node.
+// supersedes an older one. With a large sample file the worker starts
+// helper workers (Pool), the same program on their own copies of the
+// sample, and shares each grid's KV heads out to them. Engine, the part
+// that answers, is plain Go and tested natively and under Node.
 package worker
 
 import (
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -71,6 +74,9 @@ type Engine struct {
 	Maps MapsSink
 	// Pool, when set, is the helper workers that grids share out to.
 	Pool *Pool
+	// started is a grid's helper shares handed out before it ran
+	// (Prestart).
+	started *gridPlan
 
 	model  *core.Model
 	lm     *lmState // the model of the latest llama load and its prompt's run (nil: none)
@@ -509,69 +515,32 @@ func (e *Engine) sweep(sw core.Sweep, check Check, job func(core.SweepJob) bool)
 // the helpers' parts as they come; the share of a helper that fails is
 // computed here. Request.Heads limits the grid to those query heads.
 func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
+	pl, err := e.planGrid(req)
+	if err != nil {
+		return err
+	}
 	p := coreParams(req.Params)
-	if _, err := core.Lookup(req.Method); err != nil {
-		return fmt.Errorf("grid: %w", err)
-	}
-	if err := p.Validate(); err != nil {
-		return fmt.Errorf("grid: %w", err)
-	}
-	s := e.model.Sample
-	heads := req.Heads
-	if heads != nil && len(heads) == 0 {
-		return errors.New("grid: the request asks for no heads")
-	}
-	if heads == nil {
-		for l := 0; l < s.L; l++ {
-			for h := 0; h < s.H; h++ {
-				heads = append(heads, core.HeadRef{Layer: l, Head: h})
-			}
+	heads, groupOf, shares, pos, hs := pl.heads, pl.groupOf, pl.shares, pl.pos, pl.hs
+	// The helpers' shares: the ones handed out while the worker answered
+	// the head before this grid (Prestart), or handed out now.
+	ids := map[int]int{}
+	if st := e.started; st != nil {
+		e.started = nil
+		if st.same(pl) {
+			ids = st.ids
+		} else {
+			st.stop(e.Pool)
 		}
 	}
-	// The KV heads, in the order of their first query head, and who
-	// computes each: 0 this worker, i+1 helper hs[i].
-	var hs []int
-	if e.accel == nil {
-		hs = e.Pool.usable(s)
+	if len(ids) == 0 {
+		ids = pl.post(e.Pool)
 	}
-	group := map[[2]int]int{} // (layer, KV head) -> index
-	var groupOf []int         // per head
-	for _, hd := range heads {
-		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
-			return fmt.Errorf("grid: layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
-		}
-		k := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
-		g, ok := group[k]
-		if !ok {
-			g = len(group)
-			group[k] = g
-		}
-		groupOf = append(groupOf, g)
-	}
-	shares := make([][]core.HeadRef, 1+len(hs))
-	pos := map[core.HeadRef]int{}
-	for i, hd := range heads {
-		w := groupOf[i] % len(shares)
-		shares[w] = append(shares[w], hd)
-		pos[hd] = i
-	}
-	ids := map[int]int{} // a helper's grid request id -> its share
-	for i, h := range hs {
-		if len(shares[i+1]) > 0 {
-			ids[e.Pool.post(h, wire.Request{Op: wire.OpGrid, Method: req.Method, Params: req.Params, Heads: shares[i+1]})] = i + 1
-		}
-	}
-	stop := func() {
-		for id, w := range ids {
-			e.Pool.post(hs[w-1], wire.Request{Op: wire.OpStop})
-			delete(ids, id)
-		}
-	}
+	pl.ids = ids
 
 	metrics := make([]core.Metrics, len(heads))
 	have := make([]bool, len(heads))
-	doneGroups := make([]bool, len(group))
-	left := len(group)
+	doneGroups := make([]bool, pl.groups)
+	left := pl.groups
 	answered := false
 	helped := map[int]bool{} // the helpers whose cells came
 	// arrive takes cells computed here or by a helper: a part, or, with
@@ -593,7 +562,7 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 			gp.Cells = append(gp.Cells, m)
 		}
 		if left > 0 {
-			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: float64(len(group)-left) / float64(len(group))}, nil)
+			emit(wire.Response{ID: req.ID, Op: req.Op, Grid: gp, Progress: float64(pl.groups-left) / float64(pl.groups)}, nil)
 			return
 		}
 		gp.MeanErr = result.Num(core.MeanErr(metrics))
@@ -675,7 +644,7 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 		arrive(last.Metrics)
 		return true, nil
 	}
-	defer stop()
+	defer pl.stop(e.Pool)
 	if ok, err := local(shares[0]); !ok {
 		return err
 	}
@@ -707,6 +676,113 @@ func (e *Engine) grid(req wire.Request, emit Emit, check Check) error {
 		e.Pool.wait(helperPoll)
 	}
 	return nil
+}
+
+// gridPlan is who computes what of a grid: its query heads, the KV head
+// (group) of each, and each worker's share: KV head g (in the order of
+// their first query head) goes to worker g mod (1 + len(hs)), 0 being
+// this worker and i+1 helper hs[i].
+type gridPlan struct {
+	req     wire.Request
+	sample  *sample.Sample
+	heads   []core.HeadRef
+	groupOf []int // per head
+	groups  int
+	shares  [][]core.HeadRef
+	pos     map[core.HeadRef]int // index into heads
+	hs      []int
+	ids     map[int]int // a helper's grid request id -> its share (see post)
+}
+
+// planGrid checks a grid request and shares it out.
+func (e *Engine) planGrid(req wire.Request) (*gridPlan, error) {
+	p := coreParams(req.Params)
+	if _, err := core.Lookup(req.Method); err != nil {
+		return nil, fmt.Errorf("grid: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("grid: %w", err)
+	}
+	s := e.model.Sample
+	pl := &gridPlan{req: req, sample: s, heads: req.Heads, pos: map[core.HeadRef]int{}}
+	if pl.heads != nil && len(pl.heads) == 0 {
+		return nil, errors.New("grid: the request asks for no heads")
+	}
+	if pl.heads == nil {
+		for l := 0; l < s.L; l++ {
+			for h := 0; h < s.H; h++ {
+				pl.heads = append(pl.heads, core.HeadRef{Layer: l, Head: h})
+			}
+		}
+	}
+	if e.accel == nil {
+		pl.hs = e.Pool.usable(s)
+	}
+	group := map[[2]int]int{}
+	for i, hd := range pl.heads {
+		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
+			return nil, fmt.Errorf("grid: layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
+		}
+		k := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
+		g, ok := group[k]
+		if !ok {
+			g = len(group)
+			group[k] = g
+		}
+		pl.groupOf = append(pl.groupOf, g)
+		pl.pos[hd] = i
+	}
+	pl.groups = len(group)
+	pl.shares = make([][]core.HeadRef, 1+len(pl.hs))
+	for i, hd := range pl.heads {
+		w := pl.groupOf[i] % len(pl.shares)
+		pl.shares[w] = append(pl.shares[w], hd)
+	}
+	return pl, nil
+}
+
+// post hands the helpers their shares and returns the requests' ids.
+func (pl *gridPlan) post(pool *Pool) map[int]int {
+	pl.ids = map[int]int{}
+	for i, h := range pl.hs {
+		if len(pl.shares[i+1]) > 0 {
+			r := pl.req
+			r.ID, r.Heads, r.SentAt, r.Op = 0, pl.shares[i+1], 0, wire.OpGrid
+			pl.ids[pool.post(h, r)] = i + 1
+		}
+	}
+	return pl.ids
+}
+
+// stop tells the helpers whose shares are still out to stop.
+func (pl *gridPlan) stop(pool *Pool) {
+	for id, w := range pl.ids {
+		pool.post(pl.hs[w-1], wire.Request{Op: wire.OpStop})
+		delete(pl.ids, id)
+	}
+}
+
+// same reports whether pl, handed out before, is what q asks of the same
+// helpers.
+func (pl *gridPlan) same(q *gridPlan) bool {
+	return pl.sample == q.sample && pl.req.Method == q.req.Method && pl.req.Params == q.req.Params &&
+		slices.Equal(pl.req.Heads, q.req.Heads) && slices.Equal(pl.hs, q.hs)
+}
+
+// Prestart hands out the helpers' shares of a queued grid before it runs,
+// while the worker answers the first head request after a load: the
+// helpers then compute while this worker does. The grid takes them over
+// when it runs, or stops them when it asks for something else.
+func (e *Engine) Prestart(grid wire.Request) {
+	if e.model == nil || e.focus != nil || e.started != nil || grid.Op != wire.OpGrid {
+		return
+	}
+	pl, err := e.planGrid(grid)
+	if err != nil || len(pl.hs) == 0 {
+		return
+	}
+	pl.post(e.Pool)
+	e.started = pl
 }
 
 // head answers one head in detail, with the attention maps when asked:

@@ -296,3 +296,68 @@ func TestPoolShares(t *testing.T) {
 		t.Errorf("after a failed load: usable helpers %v, want none", u)
 	}
 }
+
+// TestGridPrestart: the grid queued behind the first head request after a
+// load goes out to the helpers before the worker answers the head, and
+// the grid takes those shares over; a grid that asks for something else
+// stops them and hands out its own.
+func TestGridPrestart(t *testing.T) {
+	data := groupedSafetensors(t)
+	alone := &Engine{}
+	loadFile(t, alone, data)
+	want, wr, _ := gridOf(t, alone, "hae-ols", defParams, nil)
+
+	pool, started := inProcPool(t, 1)
+	e := &Engine{Pool: pool}
+	loadFile(t, e, data)
+	h := (*started)[0]
+	out := make(chan wire.Response, 64)
+	var atHead []string
+	w := &Worker{E: e, Q: NewQueue(), Emit: func(r wire.Response, _ map[string][]byte) {
+		if r.Op == wire.OpHead && r.Done {
+			atHead = h.ops()
+		}
+		out <- r
+	}}
+	w.Q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams}, nil)
+	w.Q.Push(wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil)
+	go w.Loop()
+	got := map[core.HeadRef]core.Metrics{}
+	var last wire.Response
+	for r := range out {
+		if r.Op != wire.OpGrid {
+			continue
+		}
+		for _, c := range r.Grid.Cells {
+			got[core.HeadRef{Layer: c.Layer, Head: c.Head}] = c
+		}
+		if last = r; r.Done {
+			break
+		}
+	}
+	if !slices.Contains(atHead, wire.OpGrid) {
+		t.Errorf("when the head was answered the helper had %v, want its grid share", atHead)
+	}
+	if ops := h.ops(); !slices.Equal(ops, []string{wire.OpLoad, wire.OpGrid}) {
+		t.Errorf("the helper was sent %v, want one load and one grid", ops)
+	}
+	sameCells(t, "prestarted", got, want, float64(last.Grid.MeanErr), float64(wr.Grid.MeanErr))
+	if last.Grid.Workers != 2 {
+		t.Errorf("%d workers, want 2", last.Grid.Workers)
+	}
+
+	// Handed out for 0.3, asked at 0.2: stopped and handed out again.
+	e2 := &Engine{Pool: pool}
+	loadFile(t, e2, data)
+	h2 := (*started)[0]
+	before := len(h2.ops())
+	e2.Prestart(wire.Request{Op: wire.OpGrid, Method: "hae-ols", Params: defParams})
+	p := defParams
+	p.Ratio = 0.2
+	want2, wr2, _ := gridOf(t, alone, "hae-ols", p, nil)
+	got2, gr2, _ := gridOf(t, e2, "hae-ols", p, nil)
+	sameCells(t, "after a stale start", got2, want2, float64(gr2.Grid.MeanErr), float64(wr2.Grid.MeanErr))
+	if ops := h2.ops()[before:]; !slices.Equal(ops, []string{wire.OpGrid, wire.OpStop, wire.OpGrid}) {
+		t.Errorf("the helper was sent %v, want grid, stop, grid", ops)
+	}
+}

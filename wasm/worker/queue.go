@@ -142,6 +142,18 @@ func (q *Queue) TakeHead() (item, bool) {
 	return q.take(func(op string) bool { return op == wire.OpHead })
 }
 
+// Queued returns the queued request of op, if any.
+func (q *Queue) Queued(op string) (wire.Request, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items {
+		if it.req.Op == op {
+			return it.req, true
+		}
+	}
+	return wire.Request{}, false
+}
+
 // Len is the number of queued requests.
 func (q *Queue) Len() int {
 	q.mu.Lock()
@@ -215,6 +227,9 @@ func (w *Worker) Loop() {
 				w.Emit(wire.Response{Op: wire.OpLadderDone, Done: true}, nil)
 			}
 			it = w.Q.Next()
+		}
+		if g, ok := w.Q.Queued(wire.OpGrid); ok && it.req.Op == wire.OpHead {
+			w.E.Prestart(g) // the helpers compute while this worker answers the head
 		}
 		w.run(it)
 	}
