@@ -41,7 +41,12 @@ func readThreadCPU() threadCPU {
 			}
 			u, _ := strconv.ParseFloat(f[11], 64)
 			sy, _ := strconv.ParseFloat(f[12], 64)
-			s[fmt.Sprintf("%s/%s/%s", filepath.Base(p), typ, st[l+1:r])] += (u + sy) * tick
+			name := string(st[l+1 : r])
+			if name == "DedicatedWorker" {
+				// The app's worker and its helpers, each apart.
+				name += "#" + filepath.Base(tk)
+			}
+			s[fmt.Sprintf("%s/%s/%s", filepath.Base(p), typ, name)] += (u + sy) * tick
 		}
 	}
 	return s
