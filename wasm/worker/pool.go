@@ -27,7 +27,7 @@ const (
 	ShareMinBytes = 8 << 20
 	// ShareMaxBytes bounds the sample bytes the helpers hold together
 	// (each decodes its own copy, float16 to twice its bytes of float32).
-	ShareMaxBytes = 512 << 20
+	ShareMaxBytes = 256 << 20
 	// helperPoll is how often a grid waiting for its helpers looks at
 	// the queue (urgent head requests, a newer grid).
 	helperPoll = 10 * time.Millisecond
@@ -82,15 +82,12 @@ func (p *Pool) share(name string, data []byte) {
 	if p == nil {
 		return
 	}
-	n := min(p.N, MaxHelpers)
-	if len(data) > 0 {
-		n = min(n, ShareMaxBytes/len(data))
-	}
 	least := p.MinBytes
 	if least <= 0 {
 		least = ShareMinBytes
 	}
-	if len(data) < least || n <= 0 {
+	n := helpersFor(p.N, len(data), least)
+	if n == 0 {
 		p.drop()
 		return
 	}
@@ -125,6 +122,16 @@ func (p *Pool) share(name string, data []byte) {
 	for _, post := range posts {
 		post()
 	}
+}
+
+// helpersFor is how many of n helpers get a sample file of size bytes:
+// none under least bytes, else as many as ShareMaxBytes holds, at most
+// MaxHelpers.
+func helpersFor(n, size, least int) int {
+	if size < least || size <= 0 {
+		return 0
+	}
+	return max(0, min(n, MaxHelpers, ShareMaxBytes/size))
 }
 
 // bind records that the helpers were handed s's file (the last share).

@@ -361,3 +361,22 @@ func TestGridPrestart(t *testing.T) {
 		t.Errorf("the helper was sent %v, want grid, stop, grid", ops)
 	}
 }
+
+func TestHelpersFor(t *testing.T) {
+	for _, tc := range []struct{ n, size, least, want int }{
+		{1, 50 << 20, ShareMinBytes, 1},
+		{7, 50 << 20, ShareMinBytes, MaxHelpers},
+		{3, ShareMinBytes - 1, ShareMinBytes, 0},
+		{3, ShareMinBytes, ShareMinBytes, 3},
+		{3, ShareMaxBytes / 2, ShareMinBytes, 2},
+		{3, ShareMaxBytes, ShareMinBytes, 1},
+		{3, ShareMaxBytes + 1, ShareMinBytes, 0},
+		{0, 50 << 20, ShareMinBytes, 0},
+		{-1, 50 << 20, ShareMinBytes, 0},
+		{2, 0, 0, 0},
+	} {
+		if got := helpersFor(tc.n, tc.size, tc.least); got != tc.want {
+			t.Errorf("helpersFor(%d, %d, %d) = %d, want %d", tc.n, tc.size, tc.least, got, tc.want)
+		}
+	}
+}
