@@ -112,19 +112,13 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 		l, kv int
 		heads []int // indices into heads
 	}
-	var groups []group
-	gi := map[[2]int]int{}
-	for i, hd := range heads {
-		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
-			return nil, fmt.Errorf("sweep: layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
-		}
-		key := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
-		j, ok := gi[key]
-		if !ok {
-			j = len(groups)
-			gi[key] = j
-			groups = append(groups, group{l: key[0], kv: key[1]})
-		}
+	groupOf, n, err := m.KVGroups(heads)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: %w", err)
+	}
+	groups := make([]group, n)
+	for i, j := range groupOf {
+		groups[j].l, groups[j].kv = heads[i].Layer, s.KVHeadOf(heads[i].Head)
 		groups[j].heads = append(groups[j].heads, i)
 	}
 	cells := make([]Cell, len(sw.Ratios)*len(sw.Methods))
@@ -189,6 +183,29 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 		}
 	}
 	return cells, nil
+}
+
+// KVGroups groups query heads by the KV head they share: groupOf[i] is
+// the number of heads[i]'s (layer, KV head) among the n groups, numbered
+// in the order of their first query head. It checks that every head is
+// in the model.
+func (m *Model) KVGroups(heads []HeadRef) (groupOf []int, n int, err error) {
+	s := m.Sample
+	index := map[[2]int]int{}
+	groupOf = make([]int, len(heads))
+	for i, hd := range heads {
+		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
+			return nil, 0, fmt.Errorf("layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
+		}
+		k := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
+		g, ok := index[k]
+		if !ok {
+			g = len(index)
+			index[k] = g
+		}
+		groupOf[i] = g
+	}
+	return groupOf, len(index), nil
 }
 
 // sweepJob compresses KV head kv of layer l for cell c and evaluates the

@@ -718,21 +718,13 @@ func (e *Engine) planGrid(req wire.Request) (*gridPlan, error) {
 	if e.accel == nil {
 		pl.hs = e.Pool.usable(s)
 	}
-	group := map[[2]int]int{}
+	var err error
+	if pl.groupOf, pl.groups, err = e.model.KVGroups(pl.heads); err != nil {
+		return nil, fmt.Errorf("grid: %w", err)
+	}
 	for i, hd := range pl.heads {
-		if hd.Layer < 0 || hd.Layer >= s.L || hd.Head < 0 || hd.Head >= s.H {
-			return nil, fmt.Errorf("grid: layer %d head %d out of range (%d layers, %d heads)", hd.Layer, hd.Head, s.L, s.H)
-		}
-		k := [2]int{hd.Layer, s.KVHeadOf(hd.Head)}
-		g, ok := group[k]
-		if !ok {
-			g = len(group)
-			group[k] = g
-		}
-		pl.groupOf = append(pl.groupOf, g)
 		pl.pos[hd] = i
 	}
-	pl.groups = len(group)
 	pl.shares = make([][]core.HeadRef, 1+len(pl.hs))
 	for i, hd := range pl.heads {
 		w := pl.groupOf[i] % len(pl.shares)

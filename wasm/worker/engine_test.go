@@ -432,6 +432,13 @@ func TestCurve(t *testing.T) {
 func safetensorsOf(t *testing.T, preset string) []byte {
 	t.Helper()
 	cfg, _ := gen.DefaultConfig(preset)
+	return safetensorsOfConfig(t, cfg)
+}
+
+// safetensorsOfConfig is the sample cfg generates, as an F32 safetensors
+// file.
+func safetensorsOfConfig(t *testing.T, cfg gen.Config) []byte {
+	t.Helper()
 	s, err := gen.Generate(cfg)
 	if err != nil {
 		t.Fatal(err)

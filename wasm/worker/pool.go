@@ -239,10 +239,8 @@ func (p *Pool) wait(d time.Duration) {
 	if p == nil {
 		return
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.wake:
-	case <-t.C:
-	}
+	p.mu.Lock()
+	wake := p.wake
+	p.mu.Unlock()
+	waitOn(wake, d)
 }

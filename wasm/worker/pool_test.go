@@ -10,7 +10,6 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
-	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -102,15 +101,7 @@ func groupedSafetensors(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	cfg.Layers, cfg.Heads, cfg.KVHeads = 2, 4, 2
-	s, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := sample.WriteSafetensors(&b, s, "F32"); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return safetensorsOfConfig(t, cfg)
 }
 
 // gridOf runs a grid on e and returns its cells by (layer, head), the

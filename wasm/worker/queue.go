@@ -117,11 +117,14 @@ func (q *Queue) deferHeavy() time.Duration {
 }
 
 // wait blocks until a request arrives or d has passed.
-func (q *Queue) wait(d time.Duration) {
+func (q *Queue) wait(d time.Duration) { waitOn(q.wake, d) }
+
+// waitOn blocks until wake signals or d has passed.
+func waitOn(wake <-chan struct{}, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-q.wake:
+	case <-wake:
 	case <-t.C:
 	}
 }
