@@ -34,6 +34,9 @@ func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error
 		b = &bridge{worker: ctor.New(url + "#module")}
 		msg := js.Global().Get("Object").New()
 		setValue(msg, "module", mod)
+		// The page's count of cores, which the worker's helpers follow
+		// (wasm/worker's Pool).
+		setValue(msg, "cores", js.Global().Get("navigator").Get("hardwareConcurrency"))
 		b.worker.Call("postMessage", msg)
 	} else {
 		b = &bridge{worker: ctor.New(url)}

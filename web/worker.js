@@ -60,6 +60,9 @@ if (self.location.hash === "#module" || self.haeolsHelper) {
 	const queue = self.onmessage;
 	self.onmessage = (e) => {
 		self.onmessage = queue;
+		if (e.data && typeof e.data.cores === "number") {
+			self.haeolsCores = e.data.cores; // the page's count
+		}
 		start(e.data && e.data.module).catch(fail);
 	};
 } else {

@@ -124,6 +124,12 @@ func (p *Pool) share(name string, data []byte) {
 	}
 }
 
+// HelpersFor is how many helpers a worker starts on a machine of cores
+// cores: one per core beyond the worker's, at most MaxHelpers. (On 2
+// cores, with the pages on the same cores, a helper still brings a 4K
+// sample's grid 1.5 times sooner: docs/PERFORMANCE.md.)
+func HelpersFor(cores int) int { return max(0, min(cores-1, MaxHelpers)) }
+
 // helpersFor is how many of n helpers get a sample file of size bytes:
 // none under least bytes, else as many as ShareMaxBytes holds, at most
 // MaxHelpers.

@@ -371,3 +371,11 @@ func TestHelpersFor(t *testing.T) {
 		}
 	}
 }
+
+func TestHelpersForCores(t *testing.T) {
+	for cores, want := range map[int]int{0: 0, 1: 0, 2: 1, 3: 2, 4: 3, 16: MaxHelpers} {
+		if got := HelpersFor(cores); got != want {
+			t.Errorf("HelpersFor(%d) = %d, want %d", cores, got, want)
+		}
+	}
+}

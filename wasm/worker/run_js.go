@@ -23,11 +23,15 @@ func Run() {
 	relay := &relaySink{}
 	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay}, Q: q, Emit: post, Yield: newYield()}
 	if !self.Get("haeolsHelper").Truthy() {
-		// One helper per core beyond this worker's (navigator's count
-		// includes the pages' cores; the helpers start with a large
-		// sample file, see Pool).
-		if hc := self.Get("navigator").Get("hardwareConcurrency"); hc.Type() == js.TypeNumber {
-			w.E.Pool = &Pool{N: hc.Int() - 1, Start: startHelper}
+		// One helper per core beyond this worker's (started with a
+		// large sample file, see Pool); the count of cores is the
+		// page's when it sent one.
+		cores := self.Get("haeolsCores")
+		if cores.Type() != js.TypeNumber {
+			cores = self.Get("navigator").Get("hardwareConcurrency")
+		}
+		if cores.Type() == js.TypeNumber {
+			w.E.Pool = &Pool{N: HelpersFor(cores.Int()), Start: startHelper}
 		}
 	}
 

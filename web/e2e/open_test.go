@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,7 +135,7 @@ func TestAppOpenTimes(t *testing.T) {
 		// sample is generated in the worker and computed there alone.
 		want := 1.0
 		if c.query != "" {
-			want = min(tm["cores"], 1+worker.MaxHelpers)
+			want = float64(1 + worker.HelpersFor(int(tm["cores"])))
 		}
 		if tm["gridWorkers"] != want {
 			t.Errorf("%s: the grid was computed by %v workers, want %v (%v cores)", c.name, tm["gridWorkers"], want, tm["cores"])
@@ -156,5 +157,80 @@ func TestAppLinkedSampleMissing(t *testing.T) {
 	}
 	if q := appQuery(t, b); q.Get("sample") != "default" {
 		t.Errorf("URL %v, want sample default", q)
+	}
+}
+
+// TestAppGridHelpers opens a 12 MB sample (2 layers x 8 query heads on 2
+// KV heads, 2,048 tokens, d = 128) in a page that says it has 2 cores,
+// where the worker shares the grid out to a helper worker, and in one
+// that says 1, where it computes alone: the grid says so ("on 2
+// workers") and its cells and the model's mean are the same.
+func TestAppGridHelpers(t *testing.T) {
+	appSetup(t)
+	dir := t.TempDir()
+	cfg, err := gen.DefaultConfig("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Tokens, cfg.Dim = 2, 8, 2, 2048, 128
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "samples"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "samples", "mid.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sample.WriteSafetensors(f, s, sample.F16); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(f.Name()); err != nil || st.Size() < worker.ShareMinBytes {
+		t.Fatalf("the sample is %v bytes (%v), want at least %d", st.Size(), err, worker.ShareMinBytes)
+	}
+	site := StartSiteWith(t, dir)
+	type seen struct {
+		workers float64
+		cells   []string
+		mean    string
+		timing  string
+	}
+	open := func(cores int, shot string) seen {
+		b := NewBrowser(t)
+		if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+				Source: fmt.Sprintf(`Object.defineProperty(Navigator.prototype, "hardwareConcurrency", {get: () => %d})`, cores)})
+			return err
+		})); err != nil {
+			t.Fatalf("override the cores: %v", err)
+		}
+		b.Navigate(site.URL + "index.html?sample=samples/mid.safetensors")
+		b.WaitFor(appGridDone+` && window.haeolsTimings && window.haeolsTimings.gridWorkers !== undefined`, 180*time.Second,
+			`document.body.innerText.slice(0, 400)`)
+		b.Screenshot(shot)
+		return seen{
+			workers: MustEval[float64](b, `window.haeolsTimings.gridWorkers[0]`),
+			cells:   gridLabels(b),
+			mean:    MustEval[string](b, `document.body.innerText.match(/MODEL MEAN AT THIS RATIO\s+\S+\s+\S+/i)?.[0] || ""`),
+			timing:  MustEval[string](b, `document.body.innerText.match(/grid \d+ ms[^\n]*/)?.[0] || ""`),
+		}
+	}
+	shared := open(2, "app-grid-helpers")
+	alone := open(1, "app-grid-alone")
+	t.Logf("2 cores: %+v", shared)
+	t.Logf("1 core: %+v", alone)
+	if shared.workers != 2 || !strings.Contains(shared.timing, "on 2 workers") {
+		t.Errorf("2 cores: the grid came from %v workers (%q), want 2", shared.workers, shared.timing)
+	}
+	if alone.workers != 1 || strings.Contains(alone.timing, "workers") {
+		t.Errorf("1 core: the grid came from %v workers (%q), want 1", alone.workers, alone.timing)
+	}
+	if len(shared.cells) != 16 || strings.Join(shared.cells, " ") != strings.Join(alone.cells, " ") || shared.mean == "" || shared.mean != alone.mean {
+		t.Errorf("the grids differ:\n%v %q\n%v %q", shared.cells, shared.mean, alone.cells, alone.mean)
 	}
 }
