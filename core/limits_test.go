@@ -3,9 +3,11 @@ package core
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/haeols/haeols/core/half"
 	"github.com/haeols/haeols/core/sample"
 )
 
@@ -120,6 +122,47 @@ func TestNonFiniteIsAnError(t *testing.T) {
 		}
 		if !errors.Is(err, ErrNonFinite) || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("CheckFinite = %v, want %q...", err, c.want)
+		}
+	}
+}
+
+// TestMaxAbsPaths checks maxAbs on the vector path (where the build has
+// one) and the portable loop alone against a plain loop, bit for bit (a
+// NaN's bits too), on every window of 0 to 40 elements (the loops' tails)
+// along float32s of every exponent, sign and class: every bfloat16's and
+// float16's value, then random bit patterns.
+func TestMaxAbsPaths(t *testing.T) {
+	var x []float32
+	for h := range 1 << 16 {
+		x = append(x, half.BF16ToF32(uint16(h)), half.F16ToF32(uint16(h)))
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1 << 16 {
+		x = append(x, math.Float32frombits(r.Uint32()))
+	}
+	ref := func(x []float32) uint64 {
+		var m uint32
+		for _, v := range x {
+			m = max(m, math.Float32bits(v)&0x7fffffff)
+		}
+		return math.Float64bits(float64(math.Float32frombits(m)))
+	}
+	widths := []int{0}
+	if magVecWidth != 0 {
+		widths = []int{magVecWidth, 0}
+	}
+	defer func(w int) { magVecWidth = w }(magVecWidth)
+	for _, w := range widths {
+		magVecWidth = w
+		if got, want := math.Float64bits(maxAbs(x)), ref(x); got != want {
+			t.Fatalf("vector width %d: maxAbs of all = %#016x, want %#016x", w, got, want)
+		}
+		for i := 0; i+40 <= len(x); i += 1 + i%97 {
+			for n := range 41 {
+				if got, want := math.Float64bits(maxAbs(x[i:i+n])), ref(x[i:i+n]); got != want {
+					t.Fatalf("vector width %d: maxAbs(x[%d:%d]) = %#016x, want %#016x", w, i, i+n, got, want)
+				}
+			}
 		}
 	}
 }

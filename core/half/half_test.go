@@ -362,3 +362,112 @@ func TestDecodeExhaustive(t *testing.T) {
 		}
 	}
 }
+
+// patterns returns every 16-bit pattern in order, stored little or big
+// endian, after pad bytes (so that the data may start at any address).
+func patterns(bigEndian bool, pad int) []byte {
+	b := make([]byte, pad+2<<16)
+	for h := 0; h < 1<<16; h++ {
+		hi, lo := byte(h>>8), byte(h)
+		if bigEndian {
+			hi, lo = lo, hi
+		}
+		b[pad+2*h], b[pad+2*h+1] = lo, hi
+	}
+	return b[pad:]
+}
+
+// TestDecodePaths runs DecodeF16 and DecodeBF16 on every 16-bit pattern in
+// both byte orders, on the vector path (where the build has one) and the
+// portable one, from every start address modulo 16 and in every length
+// modulo 8 (the vector loops' tails), and checks each value's bits against
+// F16ToF32 and BF16ToF32.
+func TestDecodePaths(t *testing.T) {
+	widths := []int{0}
+	if vecWidth != 0 {
+		widths = []int{vecWidth, 0}
+	}
+	defer func(w int) { vecWidth = w }(vecWidth)
+	for _, c := range []struct {
+		name   string
+		decode func([]float32, []byte, bool)
+		one    func(uint16) float32
+	}{{"F16", DecodeF16, F16ToF32}, {"BF16", DecodeBF16, BF16ToF32}} {
+		for _, w := range widths {
+			vecWidth = w
+			for _, big := range []bool{false, true} {
+				for pad := range 16 {
+					src := patterns(big, pad)
+					// Split the patterns into runs of 1 to 16 elements and
+					// a last long one, each decoded by its own call.
+					dst := make([]float32, 1<<16)
+					for i, k := 0, 1+pad%8; i < len(dst); i, k = i+k, k%16+1 {
+						if i > 1<<15 {
+							k = len(dst) - i
+						}
+						k = min(k, len(dst)-i)
+						c.decode(dst[i:i+k], src[2*i:2*i+2*k], big)
+					}
+					for h := range dst {
+						if got, want := math.Float32bits(dst[h]), math.Float32bits(c.one(uint16(h))); got != want {
+							t.Fatalf("%s vector width %d big endian %v pad %d: %#04x gives %#08x, want %#08x", c.name, w, big, pad, h, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeLeavesTheRest checks that a decode writes dst[:len(dst)] and
+// nothing past it, and reads no byte of src past 2*len(dst).
+func TestDecodeLeavesTheRest(t *testing.T) {
+	for _, decode := range []func([]float32, []byte, bool){DecodeF16, DecodeBF16} {
+		for n := range 40 {
+			src := patterns(false, 0)[: 2*n : 2*n]
+			buf := make([]float32, n+8)
+			for i := range buf {
+				buf[i] = -7
+			}
+			decode(buf[:n:n], src, false)
+			for i := n; i < len(buf); i++ {
+				if buf[i] != -7 {
+					t.Fatalf("n = %d: dst[%d] = %v, want it left alone", n, i, buf[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkDecodeF16 widens 32,768 float16s (one chunk of sample's
+// decoder), on the vector path and the portable one.
+func BenchmarkDecodeF16(b *testing.B) {
+	benchDecode(b, DecodeF16)
+}
+
+// BenchmarkDecodeBF16 is BenchmarkDecodeF16 for bfloat16s.
+func BenchmarkDecodeBF16(b *testing.B) {
+	benchDecode(b, DecodeBF16)
+}
+
+func benchDecode(b *testing.B, decode func([]float32, []byte, bool)) {
+	src := patterns(false, 0)[:2<<15]
+	dst := make([]float32, 1<<15)
+	defer func(w int) { vecWidth = w }(vecWidth)
+	for _, w := range []int{vecWidth, 0} {
+		name := "portable"
+		if w != 0 {
+			name = "vector"
+		}
+		b.Run(name, func(b *testing.B) {
+			vecWidth = w
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				decode(dst, src, false)
+			}
+		})
+		if w == 0 {
+			break
+		}
+	}
+}

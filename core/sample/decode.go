@@ -59,13 +59,20 @@ func Read(path string) (*Sample, error) {
 // should a bug make it, the panic comes back as an *Error saying "internal
 // error".
 func Decode(name string, data []byte) (*Sample, error) {
-	return DecodeReaderAt(name, bytes.NewReader(data), int64(len(data)))
+	return decode(name, bytes.NewReader(data), int64(len(data)), data)
 }
 
 // DecodeReaderAt is Decode reading the size bytes of r in place: it reads
 // the header, checks it, then reads each tensor's bytes in chunks, and never
 // reads r whole. Read uses it on the open file.
-func DecodeReaderAt(name string, r io.ReaderAt, size int64) (s *Sample, err error) {
+func DecodeReaderAt(name string, r io.ReaderAt, size int64) (*Sample, error) {
+	return decode(name, r, size, nil)
+}
+
+// decode is DecodeReaderAt; when the file is in memory, mem holds its size
+// bytes (r reads them), and a safetensors file's tensors are widened
+// straight from it rather than copied into a buffer first.
+func decode(name string, r io.ReaderAt, size int64, mem []byte) (s *Sample, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s, err = nil, &Error{File: name, Err: fmt.Errorf("internal error (please report): %v", p)}
@@ -81,7 +88,7 @@ func DecodeReaderAt(name string, r io.ReaderAt, size int64) (s *Sample, err erro
 	}
 	switch detect(name, head[:n]) {
 	case "safetensors":
-		s, err = decodeSafetensors(r, size)
+		s, err = decodeSafetensors(r, size, mem)
 	case "npz":
 		s, err = decodeNPZ(r, size)
 	case "npy":
@@ -164,6 +171,9 @@ type raw struct {
 	// open returns a reader of exactly n*dt.size bytes followed by the
 	// reader's own end-of-data check (io.EOF).
 	open func() (io.ReadCloser, error)
+	// mem, when not nil, holds the tensor's bytes (open reads the same);
+	// decode widens them in place when they are exactly n*dt.size.
+	mem []byte
 }
 
 // checkShape checks a stored shape's rank and dimensions and returns its
@@ -300,8 +310,19 @@ func dtypeSummary(names map[string]string) string {
 // chunk is the number of bytes decoded at a time from a stream.
 const chunk = 64 << 10
 
-// decode converts the tensor's numbers to float32.
+// decode converts the tensor's numbers to float32, chunk by chunk.
 func (t *raw) decode() ([]float32, error) {
+	if t.mem != nil && len(t.mem) == t.n*t.dt.size {
+		x := make([]float32, t.n)
+		per := chunk / t.dt.size
+		for off := 0; off < t.n; off += per {
+			m := min(per, t.n-off)
+			if err := t.convert(x[off:off+m], t.mem[off*t.dt.size:(off+m)*t.dt.size], off); err != nil {
+				return nil, err
+			}
+		}
+		return x, nil
+	}
 	rc, err := t.open()
 	if err != nil {
 		return nil, &Error{Tensor: t.name, Err: err}

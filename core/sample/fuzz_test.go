@@ -3,6 +3,7 @@ package sample
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -31,9 +32,14 @@ func addSeeds(f *testing.F, ext string) {
 
 // fuzzDecode checks Decode's contract on arbitrary input: no panic; either an
 // *Error naming the file and no sample, or a sample that passes Validate and
-// survives a write and read back unchanged.
+// survives a write and read back unchanged; and DecodeReaderAt, which reads
+// the data in chunks where Decode widens it in place, gives the same.
 func fuzzDecode(t *testing.T, name string, data []byte) {
 	s, err := Decode(name, data)
+	s2, err2 := DecodeReaderAt(name, bytes.NewReader(data), int64(len(data)))
+	if fmt.Sprint(err) != fmt.Sprint(err2) || !reflect.DeepEqual(s, s2) {
+		t.Fatalf("Decode and DecodeReaderAt differ: errors %v and %v", err, err2)
+	}
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) || e.File != name {

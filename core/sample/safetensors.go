@@ -20,8 +20,9 @@ const MaxHeader = safetensors.MaxHeader
 // with core/safetensors (the framing, the JSON header, the entries and
 // their offsets), checking each tensor's name, dtype and shape as a sample
 // needs them before its size and offsets are checked. Only the header is
-// read here; each tensor's open reads its bytes.
-func decodeSafetensors(r io.ReaderAt, size int64) (*Sample, error) {
+// read here; each tensor's open reads its bytes. When the file is in
+// memory, mem holds its size bytes and each tensor keeps its own (raw.mem).
+func decodeSafetensors(r io.ReaderAt, size int64, mem []byte) (*Sample, error) {
 	elems := map[string]int{}
 	check := func(name, dt string, shape []int) error {
 		if !knownTensor(name) {
@@ -53,8 +54,13 @@ func decodeSafetensors(r io.ReaderAt, size int64) (*Sample, error) {
 	var ts []*raw
 	for _, info := range h.Tensors {
 		sec := io.NewSectionReader(r, base+int64(info.Begin), int64(info.End-info.Begin))
-		ts = append(ts, &raw{name: info.Name, dt: stDTypes[info.DType], shape: info.Shape, n: elems[info.Name],
-			open: func() (io.ReadCloser, error) { return io.NopCloser(sec), nil }})
+		t := &raw{name: info.Name, dt: stDTypes[info.DType], shape: info.Shape, n: elems[info.Name],
+			open: func() (io.ReadCloser, error) { return io.NopCloser(sec), nil }}
+		if mem != nil {
+			b, e := base+int64(info.Begin), base+int64(info.End)
+			t.mem = mem[b:e:e]
+		}
+		ts = append(ts, t)
 	}
 	m, err := decodeMeta(h.Metadata)
 	if err != nil {
