@@ -252,19 +252,11 @@ func (r *rowSums) add(z32, y32 []float32) {
 }
 
 // exact returns the exact tokens' share for a plan whose anchors are the
-// prefix sums at boundary b plus sign times the chunk sums (z32, y32): the
-// anchors after b (sign 1), or the candidates before b that are not
-// anchors (sign -1); plus the non-candidates' share.
+// prefix sums at boundary b plus sign times the chunk sums (z32, y32,
+// which it keeps): the anchors after b (sign 1), or the candidates before
+// b that are not anchors (sign -1); plus the non-candidates' share.
 func (r *rowSums) exact(b int, sign float64, z32, y32 []float32) *exactRows {
-	e := &exactRows{z: make([]float64, len(z32)), y: make([]float64, len(y32))}
-	bz, by := r.z[b], r.y[b]
-	for i, x := range z32 {
-		e.z[i] = r.nonZ[i] + (bz[i] + float64(sign*float64(x)))
-	}
-	for k, x := range y32 {
-		e.y[k] = r.nonY[k] + (by[k] + float64(sign*float64(x)))
-	}
-	return e
+	return &exactRows{nonZ: r.nonZ, nonY: r.nonY, bz: r.z[b], by: r.y[b], sign: sign, z32: z32, y32: y32}
 }
 
 // maxSumChunks bounds the chunks of orderSums (their memory is
@@ -608,7 +600,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		to32(k32, khat)
 		feat := g.features(sc, k32, ns)
 		pf.feat = feat
-		z, _, _ := g.binTargets(sc, order, from, false)
+		z, _, _ := g.targets(sc, order, from, false)
 		pf.z = z
 		if err := sc.nnls.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
@@ -650,7 +642,7 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 		feat := pf.feat
 		f.residual = fitResidual(feat, rows, ns, beta, pf.z)
 		var y []float64
-		_, y, f.exact = g.binTargets(sc, pf.order, pf.from, true)
+		_, y, f.exact = g.targets(sc, pf.order, pf.from, true)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
 		// column only adds a zero row to the minimum-norm solution, and
 		// leaving it out makes the least-squares problem smaller.
@@ -755,7 +747,7 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 	kernel.BinMass(z, y, g.A, g.Rows, g.N, idx, g.V, g.D)
 }
 
-// binTargets returns, for every calibration row i, the bin mass
+// targets returns, for every calibration row i, the bin mass
 // z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and, when withY, the bin weighted
 // values Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64, for
 // the bin order.idx[from:]: the candidates' totals minus the anchors'
@@ -766,7 +758,7 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 // on the CPU): at most half a chunk of tokens. With withY it also returns
 // the exact tokens' share of the calibration attention (the
 // non-candidates' and the anchors').
-func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
+func (g *Group) targets(sc *scratch, order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
 	rows, n, d := g.Rows, g.N, g.D
 	chunk, nc := sumChunk(len(order.idx)), len(order.idx)
 	b, sign := from/chunk, 1.0
@@ -776,10 +768,12 @@ func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (
 	}
 	sums, pz, py := g.prefixSums(order, b)
 	z = sc.f64.take(rows)
-	z32 := sc.f32.take(rows)
+	var z32 []float32
 	if withY {
+		// The chunk sums go into the exact share, which the cache keeps.
+		z32 = make([]float32, rows)
 		y = sc.f64.take(rows * d)
-		y32 := sc.f32.take(rows * d)
+		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, part)
 		for i := 0; i < rows; i++ {
 			rs := float64(g.RowSum[i])
@@ -790,10 +784,11 @@ func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (
 		}
 		ex = &exactShare{cal: sums.cal.exact(b, sign, z32, y32)}
 		if sums.probe != nil {
-			pz32, py32 := g.probeMass(sc, part)
+			pz32, py32 := g.probeMass(nil, part)
 			ex.probe = sums.probe.exact(b, sign, pz32, py32)
 		}
 	} else {
+		z32 = sc.f32.take(rows)
 		for i := 0; i < rows; i++ {
 			r := g.A[i*n : i*n+n]
 			var s float32

@@ -168,7 +168,7 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 	for i := 0; i < w; i++ {
 		gi := hi*w + i
 		rs := float64(g.RowSum[gi])
-		den := float64(rs * ex.z[gi])
+		den := float64(rs * ex.z(gi))
 		for _, x := range wts[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
@@ -176,7 +176,7 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 			return false
 		}
 		for e := 0; e < d; e++ {
-			res[i*d+e] = (float64(rs*ex.y[gi*d+e]) + float64(sv[i*d+e])) / den
+			res[i*d+e] = (float64(rs*ex.y(gi*d+e)) + float64(sv[i*d+e])) / den
 		}
 	}
 	for i, x := range res {
@@ -227,7 +227,7 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 		m := shift[i]
 		fe := float64(pz[gi]) * float64(kernel.Exp32(pm[gi]-m))
 		fs := float64(kernel.Exp32(pr.Suffix.Max[i] - m))
-		den := float64(fe*ex.z[gi]) + float64(fs*float64(pr.Suffix.Sum[i]))
+		den := float64(fe*ex.z(gi)) + float64(fs*float64(pr.Suffix.Sum[i]))
 		for _, x := range syn[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
@@ -235,7 +235,7 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 			return false
 		}
 		for e := 0; e < d; e++ {
-			num := float64(fe*ex.y[gi*d+e]) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
+			num := float64(fe*ex.y(gi*d+e)) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
 			res[i*d+e] = num / den
 		}
 	}
