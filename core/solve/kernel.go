@@ -8,7 +8,9 @@ import "unsafe"
 // arm64 and js/wasm. axpy, axpy4 and ger4 run their even part in vectors:
 // on amd64 in assembly (kernel_amd64.s), four lanes with AVX, else two with
 // SSE2; in wasm built with GOEXPERIMENT=simd in the two-lane archsimd loops
-// of simd.go (SIMD128). The same multiplies and adds, the same bits.
+// of simd.go (SIMD128). reflectRows has fused kernels that keep a strip of
+// its sums in registers over all the rows: AVX2 assembly, and in wasm
+// reflectRowsV2. The same multiplies and adds, the same bits.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {
@@ -161,13 +163,19 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 // to the rows head, rows[0], ..., rows[len(v)-1], where row r is
 // rows[r*stride : r*stride+len(head)]; s is scratch of length len(head).
 func reflectRows(head []float64, v []float64, tau float64, rows []float64, stride int, s []float64) {
-	if useAsm && vecLanes == 0 {
-		if done := reflectRowsVec(head, v, tau, rows, stride); done > 0 {
-			if done == len(head) {
-				return
-			}
-			head, rows, s = head[done:], rows[done:], s[done:]
+	done := 0
+	switch {
+	case vecLanes > 0 && len(v) > 0 && len(head) >= 2:
+		_ = rows[(len(v)-1)*stride+len(head)-1] // every row is in bounds
+		done = reflectRowsV2(head, v, tau, rows, stride)
+	case useAsm && vecLanes == 0:
+		done = reflectRowsVec(head, v, tau, rows, stride)
+	}
+	if done > 0 {
+		if done == len(head) {
+			return
 		}
+		head, rows, s = head[done:], rows[done:], s[done:]
 	}
 	w := len(head)
 	row := func(r int) []float64 { return rows[r*stride : r*stride+w : r*stride+w] }

@@ -22,3 +22,7 @@ func axpy4V2(dst []float64, n int, a0, a1, a2, a3 float64, x0, x1, x2, x3 []floa
 func ger4V2(s []float64, n int, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 	panic("solve: built without archsimd loops")
 }
+
+func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, stride int) int {
+	panic("solve: built without archsimd loops")
+}
