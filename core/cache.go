@@ -45,6 +45,10 @@ type Cache struct {
 	// exactShare, when set (by HAE-OLS), is the exact tokens' share of the
 	// group's calibration attention, which Evaluate uses for err_cal.
 	exactShare *exactShare
+	// calLogits, when set (by HAE-OLS), are the logits of the group's
+	// calibration rows (all query heads) and the C keys, as kernel.Logits
+	// computes them: Evaluate's calibration rows need not compute them.
+	calLogits []float32
 }
 
 // exactShare is the exact prefix tokens' share of a group's calibration

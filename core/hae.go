@@ -430,6 +430,7 @@ func (pl *binPlan) apply(c *Cache) {
 	}
 	c.C = f.kept
 	c.Keys, c.Values, c.Bias = f.keys, f.values, f.bias
+	c.calLogits = f.logits
 	c.Stages.Summaries, c.Stages.Dropped = f.kept, f.dropped
 	c.Stages.RankK, c.Stages.RankV = f.rankK, f.rankV
 	c.Stages.EnergyK, c.Stages.EnergyV = f.energyK, f.energyV
@@ -447,6 +448,12 @@ type summaryFit struct {
 	rankK, rankV     int       // ranks of the stored keys and values
 	energyK, energyV float64   // squared-Frobenius share those ranks keep
 	residual         float64   // ||F beta - z|| / ||z||
+	// logits, when set, are the calibration rows' logits of the kept
+	// summaries' keys (g.Rows x kept), as kernel.Logits computes them on
+	// keys: the features' logits, which Evaluate then need not compute
+	// again. nil when the keys changed after the features (fitBudget) or
+	// an accelerator computed the features.
+	logits []float32
 	// pending, until finish, holds what the values still need (keys,
 	// values and bias are unset meanwhile).
 	pending *pendingFit
@@ -491,6 +498,8 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 		x, r, e := f.keys, &f.rankK, &f.energyK
 		if f.rankV > f.rankK {
 			x, r, e = f.values, &f.rankV, &f.energyV
+		} else {
+			f.logits = nil // the keys change
 		}
 		if *r == 0 {
 			return false
@@ -544,6 +553,7 @@ type pendingFit struct {
 	ols        bool
 	khat, vbar []float64 // ns x d: (truncated) centroid keys, mean values
 	feat, beta []float64 // rows x ns features, ns weights
+	logits     []float32 // rows x ns: the features' logits (nil: not on the CPU)
 	z          []float64 // rows: the NNLS targets (bin mass)
 	newIdx     []int     // per summary: kept index or -1
 }
@@ -598,8 +608,8 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		// exactly the logits attention will compute for the summaries.
 		k32 := sc.f32.takeSet(ns * d) // to32 sets every element
 		to32(k32, khat)
-		feat := g.features(sc, k32, ns)
-		pf.feat = feat
+		feat, lg := g.features(sc, k32, ns)
+		pf.feat, pf.logits = feat, lg
 		z, _, _ := g.targets(sc, order, from, false)
 		pf.z = z
 		if err := sc.nnls.NNLS(feat, rows, ns, z, beta); err != nil {
@@ -690,6 +700,19 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	}
 	f.keys, f.values = make([]float32, f.kept*d), make([]float32, f.kept*d)
 	to32(f.keys, keys)
+	if lg := pf.logits; lg != nil && f.kept > 0 {
+		// The kept keys are the features' keys (to32 of the same
+		// float64 rows): keep their logits for Evaluate.
+		f.logits = make([]float32, rows*f.kept)
+		for i := 0; i < rows; i++ {
+			src, dst := lg[i*ns:i*ns+ns], f.logits[i*f.kept:i*f.kept+f.kept]
+			for t, k := range newIdx[:ns] {
+				if k >= 0 {
+					dst[k] = src[t]
+				}
+			}
+		}
+	}
 	to32(f.values, vals)
 	f.pending = nil
 	return nil
@@ -718,21 +741,29 @@ func fitResidual(feat []float64, rows, ns int, beta, z []float64) float64 {
 // mu_i) of the ns summary keys k (ns x D) for the calibration rows, widened
 // to float64 for the solves: kernel.Features on the CPU (the float32
 // logits and exponential attention will compute for the summaries), or
-// g's accelerator (within its tolerance of that).
-func (g *Group) features(sc *scratch, k []float32, ns int) []float64 {
+// g's accelerator (within its tolerance of that). On the CPU it also
+// returns the logits (rows x ns, from sc), nil otherwise.
+func (g *Group) features(sc *scratch, k []float32, ns int) ([]float64, []float32) {
 	rows, d := g.Rows, g.D
 	f32 := sc.f32.takeSet(rows * ns) // Features sets every element
+	var lg []float32
 	if acc := g.acc(); acc == nil || acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu) != nil {
 		if acc != nil {
 			g.dropAccel()
 		}
-		kernel.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu)
+		// kernel.Features with the logits kept: Logits, then each row's
+		// ExpShift.
+		lg = sc.f32.takeSet(rows * ns) // Logits sets every element
+		kernel.Logits(lg, g.Qc, rows, k, ns, d, g.Scale)
+		for i, mu := range g.Mu[:rows] {
+			kernel.ExpShift(f32[i*ns:i*ns+ns], lg[i*ns:i*ns+ns], mu)
+		}
 	}
 	feat := sc.f64.takeSet(rows * ns)
 	for i, x := range f32 {
 		feat[i] = float64(x)
 	}
-	return feat
+	return feat, lg
 }
 
 // binMass is kernel.BinMass of the calibration attention over the keys

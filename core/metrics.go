@@ -151,8 +151,12 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 	}
 	ex := c.exactShare.cal
 	w, d, nc := g.W, g.D, c.C
-	wts := sc.f32.takeSet(w * nc) // Logits sets every element
-	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
+	wts := sc.f32.takeSet(w * nc) // Logits or the copy sets every element
+	if len(c.calLogits) == g.Rows*nc {
+		copy(wts, c.calLogits[hi*w*nc:(hi+1)*w*nc])
+	} else {
+		kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
+	}
 	for i := 0; i < w; i++ {
 		row := wts[i*nc : i*nc+nc]
 		if c.Bias != nil {
