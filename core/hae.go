@@ -383,8 +383,10 @@ const maxReplans = 1
 
 // binPlan is one planned split: anchors, the bin and its fitted summaries.
 type binPlan struct {
+	// anchors and bin (both ascending) are memory of the Compress call's
+	// scratch: apply copies what the cache keeps.
 	anchors []int32
-	bin     []int32 // ascending
+	bin     []int32
 	fit     *summaryFit
 	numbers int64 // 16-bit numbers the summaries use (factors + biases)
 	extra   int   // anchors bought back by the SVD stage
@@ -396,7 +398,7 @@ func (g *Group) planBin(sc *scratch, order *binOrder, nAnchors, ns int, tau floa
 	ordered := order.idx
 	nAnchors = max(0, min(nAnchors, len(ordered)))
 	pl := &binPlan{}
-	pl.anchors, pl.bin = splitTop(ordered, nAnchors)
+	pl.anchors, pl.bin = splitTopIn(sc, ordered, nAnchors)
 	ns = min(ns, len(pl.bin))
 	if ns == 0 {
 		return pl, nil

@@ -15,6 +15,8 @@ type scratch struct {
 	f32  arena[float32]
 	f64  arena[float64]
 	ints arena[int]
+	i32  arena[int32]
+	u8   arena[uint8]
 	nnls solve.NNLSWorkspace
 }
 
@@ -26,7 +28,7 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 // put empties sc and returns it to the pool. The slices carved from it
 // must no longer be used.
 func (sc *scratch) put() {
-	sc.f32.used, sc.f64.used, sc.ints.used = 0, 0, 0
+	sc.f32.used, sc.f64.used, sc.ints.used, sc.i32.used, sc.u8.used = 0, 0, 0, 0, 0
 	scratchPool.Put(sc)
 }
 
