@@ -576,6 +576,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		vbar = sc.f64.take(ns * d)
 	}
 	size := sc.f64.take(ns)
+	wts := sc.f64.takeSet(m)
 	for t := 0; t < ns; t++ {
 		lo, hi := t*m/ns, (t+1)*m/ns
 		var wsum float64
@@ -584,15 +585,15 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		}
 		for i := lo; i < hi; i++ {
 			f.segOf[i] = t
-			j := int(bin[i])
 			w := 1 / float64(hi-lo)
 			if wsum > 0 {
-				w = float64(g.Salience[j]) / wsum
+				w = float64(g.Salience[bin[i]]) / wsum
 			}
-			kernel.AxpyWiden(khat[t*d:t*d+d], w, g.K[j*d:j*d+d])
-			if vbar != nil {
-				kernel.AxpyWiden(vbar[t*d:t*d+d], w, g.V[j*d:j*d+d])
-			}
+			wts[i] = w
+		}
+		kernel.AxpyWidenRows(khat[t*d:t*d+d], wts[lo:hi], bin[lo:hi], g.K, d)
+		if vbar != nil {
+			kernel.AxpyWidenRows(vbar[t*d:t*d+d], wts[lo:hi], bin[lo:hi], g.V, d)
 		}
 		size[t] = float64(hi - lo)
 	}

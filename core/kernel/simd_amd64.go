@@ -295,3 +295,72 @@ func maxT8(x []float32) (float32, bool) {
 	m.StoreArray(&l)
 	return max(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]), true
 }
+
+// widenRowsT8 is AxpyWidenRows over the first len(dst)&^3 columns: strips
+// of 32, then 16, then 4 columns whose float64 sums stay in registers over
+// all the rows (VCVTPS2PD, then VMULPD and VADDPD, each rounded as the Go
+// loop rounds it). It returns the count of columns done; the caller has
+// checked the bounds.
+func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
+	defer clearUpper()
+	n := len(dst) &^ 3
+	pd, px := unsafe.Pointer(&dst[0]), unsafe.Pointer(&x[0])
+	ld4 := 4 * ld
+	row := func(t, c int) unsafe.Pointer { return unsafe.Add(px, int(idx[t])*ld4+4*c) }
+	x4 := func(p unsafe.Pointer) archsimd.Float64x4 {
+		return archsimd.LoadFloat32x4Array((*[4]float32)(p)).ConvertToFloat64()
+	}
+	d4 := func(p unsafe.Pointer) archsimd.Float64x4 { return archsimd.LoadFloat64x4Array((*[4]float64)(p)) }
+	st := func(v archsimd.Float64x4, p unsafe.Pointer) { v.StoreArray((*[4]float64)(p)) }
+	c := 0
+	for ; c+32 <= n; c += 32 {
+		p := unsafe.Add(pd, 8*c)
+		s0, s1, s2, s3 := d4(p), d4(unsafe.Add(p, 32)), d4(unsafe.Add(p, 64)), d4(unsafe.Add(p, 96))
+		s4, s5, s6, s7 := d4(unsafe.Add(p, 128)), d4(unsafe.Add(p, 160)), d4(unsafe.Add(p, 192)), d4(unsafe.Add(p, 224))
+		for t := range w {
+			a := archsimd.BroadcastFloat64x4(w[t])
+			r := row(t, c)
+			s0 = s0.Add(a.Mul(x4(r)))
+			s1 = s1.Add(a.Mul(x4(unsafe.Add(r, 16))))
+			s2 = s2.Add(a.Mul(x4(unsafe.Add(r, 32))))
+			s3 = s3.Add(a.Mul(x4(unsafe.Add(r, 48))))
+			s4 = s4.Add(a.Mul(x4(unsafe.Add(r, 64))))
+			s5 = s5.Add(a.Mul(x4(unsafe.Add(r, 80))))
+			s6 = s6.Add(a.Mul(x4(unsafe.Add(r, 96))))
+			s7 = s7.Add(a.Mul(x4(unsafe.Add(r, 112))))
+		}
+		st(s0, p)
+		st(s1, unsafe.Add(p, 32))
+		st(s2, unsafe.Add(p, 64))
+		st(s3, unsafe.Add(p, 96))
+		st(s4, unsafe.Add(p, 128))
+		st(s5, unsafe.Add(p, 160))
+		st(s6, unsafe.Add(p, 192))
+		st(s7, unsafe.Add(p, 224))
+	}
+	for ; c+16 <= n; c += 16 {
+		p := unsafe.Add(pd, 8*c)
+		s0, s1, s2, s3 := d4(p), d4(unsafe.Add(p, 32)), d4(unsafe.Add(p, 64)), d4(unsafe.Add(p, 96))
+		for t := range w {
+			a := archsimd.BroadcastFloat64x4(w[t])
+			r := row(t, c)
+			s0 = s0.Add(a.Mul(x4(r)))
+			s1 = s1.Add(a.Mul(x4(unsafe.Add(r, 16))))
+			s2 = s2.Add(a.Mul(x4(unsafe.Add(r, 32))))
+			s3 = s3.Add(a.Mul(x4(unsafe.Add(r, 48))))
+		}
+		st(s0, p)
+		st(s1, unsafe.Add(p, 32))
+		st(s2, unsafe.Add(p, 64))
+		st(s3, unsafe.Add(p, 96))
+	}
+	for ; c < n; c += 4 {
+		p := unsafe.Add(pd, 8*c)
+		s := d4(p)
+		for t := range w {
+			s = s.Add(archsimd.BroadcastFloat64x4(w[t]).Mul(x4(row(t, c))))
+		}
+		st(s, p)
+	}
+	return n
+}

@@ -82,3 +82,8 @@ func maxT4(x []float32) (float32, bool) {
 func maxT8(x []float32) (float32, bool) {
 	panic("kernel: built without archsimd kernels")
 }
+
+// widenRowsT8 is never called here: vecLanes is not 8.
+func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

@@ -98,3 +98,8 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 func maxT8(x []float32) (float32, bool) {
 	panic("kernel: no 8-lane kernels in wasm")
 }
+
+// widenRowsT8 is never called here: vecLanes is not 8.
+func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
