@@ -759,7 +759,7 @@ func (g *Group) features(sc *scratch, k []float32, ns int) ([]float64, []float32
 		lg = sc.f32.takeSet(rows * ns) // Logits sets every element
 		kernel.Logits(lg, g.Qc, rows, k, ns, d, g.Scale)
 		for i, mu := range g.Mu[:rows] {
-			kernel.ExpShift(f32[i*ns:i*ns+ns], lg[i*ns:i*ns+ns], mu)
+			kernel.ExpShiftTo(f32[i*ns:i*ns+ns], lg[i*ns:i*ns+ns], mu)
 		}
 	}
 	feat := sc.f64.takeSet(rows * ns)

@@ -164,7 +164,7 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 				row[k] += b
 			}
 		}
-		kernel.ExpShift(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
+		kernel.ExpShiftTo(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
 	}
 	sv := sc.f32.takeSet(w * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
 	kernel.MatMul(sv, wts, w, nc, c.Values, d)
@@ -220,7 +220,7 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 			}
 			m = max(m, row[k])
 		}
-		kernel.ExpShift(row, row, m)
+		kernel.ExpShiftTo(row, row, m)
 		shift[i] = m
 	}
 	sv := sc.f32.takeSet(t * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)

@@ -321,7 +321,7 @@ func Features(out, q []float32, m int, k []float32, ns, d int, scale float32, mu
 	Logits(out, q, m, k, ns, d, scale)
 	for i, x := range mu {
 		row := out[i*ns : i*ns+ns]
-		ExpShift(row, row, x)
+		ExpShiftTo(row, row, x)
 	}
 }
 

@@ -364,3 +364,49 @@ func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) i
 	}
 	return n
 }
+
+// expT8 is expT4 eight at a time (AVX2): dst[j] = Exp32(src[j]-mx) while
+// all eight arguments of a group are in the fast range, the operations of
+// expFast in its order, one element per lane; it returns the count done.
+func expT8(dst, src []float32, mx float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 7
+	src = src[:n]
+	var (
+		mv    = archsimd.BroadcastFloat32x8(mx)
+		lo    = archsimd.BroadcastFloat32x8(expFastMin)
+		hi    = archsimd.BroadcastFloat32x8(expFastMax)
+		l2e   = archsimd.BroadcastFloat32x8(log2e)
+		mg    = archsimd.BroadcastFloat32x8(magic)
+		l2h   = archsimd.BroadcastFloat32x8(ln2Hi)
+		l2l   = archsimd.BroadcastFloat32x8(ln2Lo)
+		c0    = archsimd.BroadcastFloat32x8(1.9875691500e-4)
+		c1    = archsimd.BroadcastFloat32x8(1.3981999507e-3)
+		c2    = archsimd.BroadcastFloat32x8(8.3334519073e-3)
+		c3    = archsimd.BroadcastFloat32x8(4.1665795894e-2)
+		c4    = archsimd.BroadcastFloat32x8(1.6666665459e-1)
+		c5    = archsimd.BroadcastFloat32x8(5.0000001201e-1)
+		one   = archsimd.BroadcastFloat32x8(1)
+		mbits = archsimd.BroadcastUint32x8(0x4b400000 - 127) // Float32bits(magic) - 127
+	)
+	j := 0
+	for ; j < n; j += 8 {
+		a := archsimd.LoadFloat32x8((src[j : j+8 : j+8])).Sub(mv)
+		if a.GreaterEqual(lo).And(a.LessEqual(hi)).ToBits() != 0xff {
+			break
+		}
+		t := a.Mul(l2e).Add(mg)
+		nf := t.Sub(mg)
+		r := a.Sub(nf.Mul(l2h))
+		r = r.Sub(nf.Mul(l2l))
+		p := c0.Mul(r).Add(c1)
+		p = p.Mul(r).Add(c2)
+		p = p.Mul(r).Add(c3)
+		p = p.Mul(r).Add(c4)
+		p = p.Mul(r).Add(c5)
+		y := p.Mul(r.Mul(r)).Add(r).Add(one)
+		e := y.Mul(t.ToBits().Sub(mbits).ShiftAllLeft(23).BitsToFloat32())
+		e.StoreArray((*[8]float32)(dst[j : j+8 : j+8]))
+	}
+	return j
+}

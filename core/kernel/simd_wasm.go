@@ -103,3 +103,8 @@ func maxT8(x []float32) (float32, bool) {
 func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
+
+// expT8 is never called here: vecLanes is not 8.
+func expT8(dst, src []float32, mx float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

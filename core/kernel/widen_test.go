@@ -51,3 +51,51 @@ func TestAxpyWidenRows(t *testing.T) {
 		}
 	}
 }
+
+// TestExpShiftTo checks ExpShiftTo on every path against Exp32 element by
+// element (the bits ExpShift gives): rows mostly in the fast range with
+// arguments out of it (zero results, denormals, overflow, infinities,
+// NaN) at every offset within groups of 4 and 8, at lengths around them,
+// aliased and not, and the sweep over all float32 bit patterns of
+// TestElementwiseMatch.
+func TestExpShiftTo(t *testing.T) {
+	r := &rng{5}
+	special := []float32{expFastMin, expFastMax, math.Nextafter32(expFastMin, -100), math.Nextafter32(expFastMax, 100),
+		expMin, expMax, -1e30, 1e30, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0}
+	var rows [][]float32
+	for _, n := range []int{0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 64, 100} {
+		base := make([]float32, n)
+		for i := range base {
+			base[i] = 20 * r.normish()
+		}
+		rows = append(rows, base)
+		for k := 0; k < n; k += 3 {
+			x := append([]float32(nil), base...)
+			x[k] = special[(k/3)%len(special)]
+			rows = append(rows, x)
+		}
+	}
+	var sweep []float32
+	for b := uint64(0); b < 1<<32; b += 4099 {
+		sweep = append(sweep, math.Float32frombits(uint32(b)))
+	}
+	rows = append(rows, sweep)
+	for _, p := range kernelPaths() {
+		t.Run(p.name, func(t *testing.T) {
+			for _, x := range rows {
+				for _, mx := range []float32{0, 3, -50} {
+					got := make([]float32, len(x))
+					withPath(p, func() { ExpShiftTo(got, x, mx) })
+					same := append([]float32(nil), x...)
+					withPath(p, func() { ExpShiftTo(same, same, mx) })
+					for j, v := range x {
+						w := Exp32(v - mx)
+						if !sameFloat(got[j], w) || !sameFloat(same[j], w) {
+							t.Fatalf("n=%d: ExpShiftTo(%g - %g) = %g, %g in place (%#x), Exp32 %g (%#x)", len(x), v, mx, got[j], same[j], math.Float32bits(got[j]), w, math.Float32bits(w))
+						}
+					}
+				}
+			}
+		})
+	}
+}
