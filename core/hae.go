@@ -810,11 +810,9 @@ func (g *Group) targets(sc *scratch, order *binOrder, from int, withY bool) (z, 
 		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, part)
 		for i := 0; i < rows; i++ {
-			rs := float64(g.RowSum[i])
-			for c := 0; c < d; c++ {
-				k := i*d + c
-				y[k] = rs * (sums.totY[k] - (py[k] + float64(sign*float64(y32[k]))))
-			}
+			// y[i,:] = rs (totY - (py + sign y32)), element by element.
+			r := i * d
+			kernel.ShareTargets(y[r:r+d], float64(g.RowSum[i]), sums.totY[r:r+d], py[r:r+d], sign, y32[r:r+d])
 		}
 		ex = &exactShare{cal: sums.cal.exact(b, sign, z32, y32)}
 		if sums.probe != nil {

@@ -166,25 +166,26 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 		}
 		kernel.ExpShiftTo(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
 	}
-	sv := sc.f32.takeSet(w * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
-	kernel.MatMul(sv, wts, w, nc, c.Values, d)
-	res := sc.f64.takeSet(w * d)
+	dens := sc.f64.takeSet(w) // every element set before it is read
 	for i := 0; i < w; i++ {
 		gi := hi*w + i
-		rs := float64(g.RowSum[gi])
-		den := float64(rs * ex.z(gi))
+		den := float64(float64(g.RowSum[gi]) * ex.z(gi))
 		for _, x := range wts[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
 		if !(den > 0) || math.IsInf(den, 0) {
 			return false
 		}
-		for e := 0; e < d; e++ {
-			res[i*d+e] = (float64(rs*ex.y(gi*d+e)) + float64(sv[i*d+e])) / den
-		}
+		dens[i] = den
 	}
-	for i, x := range res {
-		out[i] = float32(x)
+	sv := sc.f32.takeSet(w * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
+	kernel.MatMul(sv, wts, w, nc, c.Values, d)
+	for i := 0; i < w; i++ {
+		// (rs Σ_exact A V + Σ_k w_k Vhat_k) / den, element by element.
+		gi := hi*w + i
+		r := gi * d
+		kernel.ShareOut(out[i*d:i*d+d], ex.nonY[r:r+d], ex.by[r:r+d], ex.sign, ex.y32[r:r+d],
+			float64(g.RowSum[gi]), sv[i*d:i*d+d], 0, nil, dens[i])
 	}
 	return true
 }
@@ -223,9 +224,7 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 		kernel.ExpShiftTo(row, row, m)
 		shift[i] = m
 	}
-	sv := sc.f32.takeSet(t * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
-	kernel.MatMul(sv, syn, t, nc, c.Values, d)
-	res := sc.f64.takeSet(t * d)
+	fes, fss, dens := sc.f64.takeSet(t), sc.f64.takeSet(t), sc.f64.takeSet(t) // set before read
 	for i := 0; i < t; i++ {
 		gi := hi*t + i
 		m := shift[i]
@@ -238,13 +237,16 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 		if !(den > 0) || math.IsInf(den, 0) {
 			return false
 		}
-		for e := 0; e < d; e++ {
-			num := float64(fe*ex.y(gi*d+e)) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
-			res[i*d+e] = num / den
-		}
+		fes[i], fss[i], dens[i] = fe, fs, den
 	}
-	for i, x := range res {
-		out[i] = float32(x)
+	sv := sc.f32.takeSet(t * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
+	kernel.MatMul(sv, syn, t, nc, c.Values, d)
+	for i := 0; i < t; i++ {
+		// (fe Σ_exact P V + Σ_k w_k Vhat_k + fs acc) / den, element by
+		// element.
+		r := (hi*t + i) * d
+		kernel.ShareOut(out[i*d:i*d+d], ex.nonY[r:r+d], ex.by[r:r+d], ex.sign, ex.y32[r:r+d],
+			fes[i], sv[i*d:i*d+d], fss[i], pr.Suffix.Acc[i*d:i*d+d], dens[i])
 	}
 	return true
 }

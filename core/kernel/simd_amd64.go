@@ -410,3 +410,39 @@ func expT8(dst, src []float32, mx float32) int {
 	}
 	return j
 }
+
+// shareTargetsT4 is ShareTargets four elements at a time (AVX2) over the
+// first len(y)&^3; it returns the count done (the caller has checked the
+// lengths).
+func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
+	defer clearUpper()
+	n := len(y) &^ 3
+	fv, sv := archsimd.BroadcastFloat64x4(f), archsimd.BroadcastFloat64x4(sign)
+	for k := 0; k < n; k += 4 {
+		xv := archsimd.LoadFloat32x4Array((*[4]float32)(x[k : k+4])).ConvertToFloat64()
+		pv := archsimd.LoadFloat64x4Array((*[4]float64)(p[k : k+4])).Add(sv.Mul(xv))
+		t := archsimd.LoadFloat64x4Array((*[4]float64)(tot[k : k+4])).Sub(pv)
+		fv.Mul(t).StoreArray((*[4]float64)(y[k : k+4]))
+	}
+	return n
+}
+
+// shareOutT4 is ShareOut four elements at a time (AVX2) over the first
+// len(out)&^3; it returns the count done (the caller has checked the
+// lengths).
+func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
+	defer clearUpper()
+	n := len(out) &^ 3
+	sg, fv, gv, dv := archsimd.BroadcastFloat64x4(sign), archsimd.BroadcastFloat64x4(f), archsimd.BroadcastFloat64x4(g), archsimd.BroadcastFloat64x4(den)
+	for e := 0; e < n; e += 4 {
+		yv := archsimd.LoadFloat32x4Array((*[4]float32)(y[e : e+4])).ConvertToFloat64()
+		ey := archsimd.LoadFloat64x4Array((*[4]float64)(by[e : e+4])).Add(sg.Mul(yv))
+		ey = archsimd.LoadFloat64x4Array((*[4]float64)(nonY[e : e+4])).Add(ey)
+		num := fv.Mul(ey).Add(archsimd.LoadFloat32x4Array((*[4]float32)(sv[e : e+4])).ConvertToFloat64())
+		if acc != nil {
+			num = num.Add(gv.Mul(archsimd.LoadFloat32x4Array((*[4]float32)(acc[e : e+4])).ConvertToFloat64()))
+		}
+		num.Div(dv).ConvertToFloat32().StoreArray((*[4]float32)(out[e : e+4]))
+	}
+	return n
+}

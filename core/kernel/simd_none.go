@@ -96,3 +96,11 @@ func expT8(dst, src []float32, mx float32) int {
 func expT4(dst, src []float32, mx float32) int {
 	panic("kernel: built without archsimd kernels")
 }
+
+func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
+func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

@@ -108,3 +108,11 @@ func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) i
 func expT8(dst, src []float32, mx float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
+
+func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
+func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
