@@ -51,8 +51,8 @@ func pinvSolve(a []float64, m, n int, b []float64, k int, rcond float64, x []flo
 // of R' and multiplying with B (about 4mqr + 2mrk flops), or by applying
 // Q^T to B (about 4mqk). Then x = P Q_B [U_b[:, :r] D; 0].
 func pinvTall(a []float64, m, n int, b []float64, k int, rcond float64, x []float64) (int, error) {
-	ws := svdPool.Get().(*svdWork)
-	defer svdPool.Put(ws)
+	ws := getSVDWork()
+	defer putSVDWork(ws)
 	ws.qr.grow(m, n)
 	e := scaleInto(ws.qr.a, a)
 	ws.qr.factor(eps, true)
