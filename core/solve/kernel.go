@@ -1,6 +1,9 @@
 package solve
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Small dense kernels used by NNLS and the SVD. Every product is rounded
 // explicitly (float64(x*y)) so that no platform may fuse it into an FMA,
@@ -216,4 +219,82 @@ func dot(x, y []float64) float64 {
 		s0 += float64(x[i] * y[i])
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// colMaxAbs raises cm[j] to |a[i*n+j]| where that is larger, over the m
+// rows of the m x n row-major matrix a (len(cm) >= n), and reports
+// whether a is free of NaNs (when it is not, cm is unspecified). A
+// maximum does not depend on the order of its elements: the vector
+// loops give the same values.
+func colMaxAbs(cm, a []float64, m, n int) bool {
+	cm, a = cm[:n], a[:m*n]
+	j0 := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && n >= 4:
+		j0 = n &^ 3
+		if !colMaxAbsV4(cm, a, m, n, j0) {
+			return false
+		}
+	case vecLanes > 0 && n >= 2:
+		j0 = n &^ 1
+		if !colMaxAbsV2(cm, a, m, n, j0) {
+			return false
+		}
+	}
+	if j0 == n {
+		return true
+	}
+	for i := 0; i < m; i++ {
+		row := a[i*n+j0 : i*n+n]
+		cm := cm[j0:n]
+		cm = cm[:len(row)]
+		for j, v := range row {
+			av := math.Abs(v)
+			if av > cm[j] { // not max: a runtime call in wasm
+				cm[j] = av
+			}
+			if v != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// scaleCols sets dst[i*ld+j] = a[i*n+j]*scl[j] for the m rows and n
+// columns of the row-major a, and, when nrm is not nil, adds the squares
+// of the products to nrm[j] in the order of the rows: elementwise, the
+// same bits in vectors.
+func scaleCols(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64) {
+	if m == 0 || n == 0 {
+		return
+	}
+	a, scl = a[:m*n], scl[:n]
+	_ = dst[(m-1)*ld+n-1]
+	if nrm != nil {
+		nrm = nrm[:n]
+	}
+	j0 := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && n >= 4:
+		j0 = n &^ 3
+		scaleColsV4(dst, ld, a, m, n, scl, nrm, j0)
+	case vecLanes > 0 && n >= 2:
+		j0 = n &^ 1
+		scaleColsV2(dst, ld, a, m, n, scl, nrm, j0)
+	}
+	if j0 == n {
+		return
+	}
+	for i := 0; i < m; i++ {
+		src, row := a[i*n+j0:i*n+n], dst[i*ld+j0:i*ld+n]
+		row = row[:len(src)]
+		for j, v := range src {
+			t := v * scl[j0+j]
+			row[j] = t
+			if nrm != nil {
+				nrm[j0+j] += float64(t * t)
+			}
+		}
+	}
 }

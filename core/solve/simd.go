@@ -170,3 +170,42 @@ func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, str
 	}
 	return n
 }
+
+// colMaxAbsV2 is colMaxAbs over the columns below j0 (a multiple of 2),
+// two at a time; it reports false on a NaN.
+func colMaxAbsV2(cm, a []float64, m, n, j0 int) bool {
+	var nan archsimd.Mask64x2
+	pc := unsafe.Pointer(&cm[0])
+	for j := 0; j < j0; j += 2 {
+		c := vec2(unsafe.Add(pc, 8*j))
+		for i := 0; i < m; i++ {
+			v := vec2(unsafe.Pointer(&a[i*n+j]))
+			nan = nan.Or(v.NotEqual(v))
+			c = c.Max(v.Abs()) // both non-negative: no signed zeros to tell apart
+		}
+		store2(c, unsafe.Add(pc, 8*j))
+	}
+	var b [2]int64
+	nan.ToInt64x2().StoreArray(&b)
+	return b[0]|b[1] == 0
+}
+
+// scaleColsV2 is scaleCols over the columns below j0 (a multiple of 2),
+// two at a time.
+func scaleColsV2(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64, j0 int) {
+	for j := 0; j < j0; j += 2 {
+		sv := vec2(unsafe.Pointer(&scl[j]))
+		var acc archsimd.Float64x2
+		if nrm != nil {
+			acc = vec2(unsafe.Pointer(&nrm[j]))
+		}
+		for i := 0; i < m; i++ {
+			t := vec2(unsafe.Pointer(&a[i*n+j])).Mul(sv)
+			store2(t, unsafe.Pointer(&dst[i*ld+j]))
+			acc = acc.Add(t.Mul(t))
+		}
+		if nrm != nil {
+			store2(acc, unsafe.Pointer(&nrm[j]))
+		}
+	}
+}
