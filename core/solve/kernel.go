@@ -298,3 +298,65 @@ func scaleCols(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64)
 		}
 	}
 }
+
+// allFinite reports whether every element of a is finite (v-v == 0 fails
+// for NaN and the infinities).
+func allFinite(a []float64) bool {
+	i := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && len(a) >= 4:
+		i = len(a) &^ 3
+		if !allFiniteV4(a[:i]) {
+			return false
+		}
+	case vecLanes > 0 && len(a) >= 2:
+		i = len(a) &^ 1
+		if !allFiniteV2(a[:i]) {
+			return false
+		}
+	}
+	for _, v := range a[i:] {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// absMax returns max |a[i]| (0 for an empty a) of a finite a: a maximum,
+// the same value whatever the order of the elements.
+func absMax(a []float64) float64 {
+	amax := 0.0
+	i := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && len(a) >= 4:
+		i = len(a) &^ 3
+		amax = absMaxV4(a[:i])
+	case vecLanes > 0 && len(a) >= 2:
+		i = len(a) &^ 1
+		amax = absMaxV2(a[:i])
+	}
+	for _, v := range a[i:] {
+		if av := math.Abs(v); av > amax { // not max: a runtime call in wasm
+			amax = av
+		}
+	}
+	return amax
+}
+
+// scaleTo sets dst[i] = a[i]*f for i < len(a).
+func scaleTo(dst, a []float64, f float64) {
+	dst = dst[:len(a)]
+	i := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && len(a) >= 4:
+		i = len(a) &^ 3
+		scaleToV4(dst[:i], a[:i], f)
+	case vecLanes > 0 && len(a) >= 2:
+		i = len(a) &^ 1
+		scaleToV2(dst[:i], a[:i], f)
+	}
+	for ; i < len(a); i++ {
+		dst[i] = a[i] * f
+	}
+}

@@ -124,6 +124,9 @@ func checkMatrix(fn, name string, a []float64, m, n int) error {
 	if len(a) != m*n {
 		return fmt.Errorf("solve: %s: len(%s) = %d, want %d (%d x %d): %w", fn, name, len(a), m*n, m, n, ErrShape)
 	}
+	if allFinite(a) {
+		return nil
+	}
 	for i, v := range a {
 		if v-v != 0 { // NaN or ±Inf
 			return fmt.Errorf("solve: %s: %s[%d] = %v: %w", fn, name, i, v, ErrNotFinite)

@@ -209,3 +209,38 @@ func scaleColsV2(dst []float64, ld int, a []float64, m, n int, scl, nrm []float6
 		}
 	}
 }
+
+// allFiniteV2 is allFinite for len(a) a multiple of 2, two at a time.
+func allFiniteV2(a []float64) bool {
+	var zero archsimd.Float64x2
+	var bad archsimd.Mask64x2
+	p := unsafe.Pointer(&a[0])
+	for i := 0; i < len(a); i += 2 {
+		v := vec2(unsafe.Add(p, 8*i))
+		bad = bad.Or(v.Sub(v).NotEqual(zero))
+	}
+	var b [2]int64
+	bad.ToInt64x2().StoreArray(&b)
+	return b[0]|b[1] == 0
+}
+
+// absMaxV2 is absMax for len(a) a multiple of 2, two lanes of maxima.
+func absMaxV2(a []float64) float64 {
+	var c archsimd.Float64x2
+	p := unsafe.Pointer(&a[0])
+	for i := 0; i < len(a); i += 2 {
+		c = c.Max(vec2(unsafe.Add(p, 8*i)).Abs())
+	}
+	var b [2]float64
+	c.StoreArray(&b)
+	return max(b[0], b[1])
+}
+
+// scaleToV2 is scaleTo for len(a) a multiple of 2, two at a time.
+func scaleToV2(dst, a []float64, f float64) {
+	fv := archsimd.BroadcastFloat64x2(f)
+	pd, pa := unsafe.Pointer(&dst[0]), unsafe.Pointer(&a[0])
+	for i := 0; i < len(a); i += 2 {
+		store2(vec2(unsafe.Add(pa, 8*i)).Mul(fv), unsafe.Add(pd, 8*i))
+	}
+}

@@ -73,3 +73,40 @@ func scaleColsV4(dst []float64, ld int, a []float64, m, n int, scl, nrm []float6
 		}
 	}
 }
+
+// allFiniteV4 is allFinite for len(a) a multiple of 4, four at a time.
+func allFiniteV4(a []float64) bool {
+	defer archsimd.ClearAVXUpperBits()
+	var zero archsimd.Float64x4
+	var bad archsimd.Mask64x4
+	p := unsafe.Pointer(&a[0])
+	for i := 0; i < len(a); i += 4 {
+		v := vec4(unsafe.Add(p, 8*i))
+		bad = bad.Or(v.Sub(v).NotEqual(zero))
+	}
+	return bad.ToBits() == 0
+}
+
+// absMaxV4 is absMax for len(a) a multiple of 4, four lanes of maxima.
+func absMaxV4(a []float64) float64 {
+	defer archsimd.ClearAVXUpperBits()
+	mask := archsimd.BroadcastUint64x4(1<<63 - 1)
+	var c archsimd.Float64x4
+	p := unsafe.Pointer(&a[0])
+	for i := 0; i < len(a); i += 4 {
+		c = c.Max(vec4(unsafe.Add(p, 8*i)).AsUint64x4().And(mask).AsFloat64x4())
+	}
+	var b [4]float64
+	c.StoreArray(&b)
+	return max(b[0], b[1], b[2], b[3])
+}
+
+// scaleToV4 is scaleTo for len(a) a multiple of 4, four at a time.
+func scaleToV4(dst, a []float64, f float64) {
+	defer archsimd.ClearAVXUpperBits()
+	fv := archsimd.BroadcastFloat64x4(f)
+	pd, pa := unsafe.Pointer(&dst[0]), unsafe.Pointer(&a[0])
+	for i := 0; i < len(a); i += 4 {
+		store4(vec4(unsafe.Add(pa, 8*i)).Mul(fv), unsafe.Add(pd, 8*i))
+	}
+}

@@ -45,3 +45,15 @@ func colMaxAbsV4(cm, a []float64, m, n, j0 int) bool {
 func scaleColsV4(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64, j0 int) {
 	panic("solve: built without archsimd loops")
 }
+
+func allFiniteV4(a []float64) bool { panic("solve: built without archsimd loops") }
+
+func absMaxV4(a []float64) float64 { panic("solve: built without archsimd loops") }
+
+func scaleToV4(dst, a []float64, f float64) { panic("solve: built without archsimd loops") }
+
+func allFiniteV2(a []float64) bool { panic("solve: built without archsimd loops") }
+
+func absMaxV2(a []float64) float64 { panic("solve: built without archsimd loops") }
+
+func scaleToV2(dst, a []float64, f float64) { panic("solve: built without archsimd loops") }

@@ -41,19 +41,11 @@ func putSVDWork(ws *svdWork) {
 }
 
 // scaleInto sets dst = 2^-e a for the e that brings max|a_ij| into
-// [0.5, 1) (exact) and returns e; a zero matrix gives e = 0.
+// [0.5, 1) (exact) and returns e; a zero matrix gives e = 0. a is finite
+// (the callers checked).
 func scaleInto(dst, a []float64) int {
-	amax := 0.0
-	for _, v := range a {
-		if av := math.Abs(v); av > amax { // not max: a runtime call in wasm
-			amax = av
-		}
-	}
-	e := scaleExp(amax)
-	sc := math.Ldexp(1, -e)
-	for i, v := range a {
-		dst[i] = v * sc
-	}
+	e := scaleExp(absMax(a))
+	scaleTo(dst, a, math.Ldexp(1, -e))
 	return e
 }
 

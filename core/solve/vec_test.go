@@ -89,3 +89,54 @@ func TestColMaxAbsScaleColsPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestFiniteMaxScalePaths checks allFinite, absMax and scaleTo on every
+// path against the Go loops bit for bit, at lengths around the vector
+// blocks, with a zero of either sign, a denormal, an infinity or a NaN
+// (allFinite only) at every position.
+func TestFiniteMaxScalePaths(t *testing.T) {
+	asm, avx, lanes := useAsm, useAVX, vecLanes
+	defer func() { useAsm, useAVX, vecLanes = asm, avx, lanes }()
+	r := rand.New(rand.NewPCG(6, 1))
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 33} {
+		for pos := -1; pos < n; pos++ {
+			for _, special := range []float64{0, math.Copysign(0, -1), 4e-320, math.Inf(-1), math.NaN()} {
+				a := make([]float64, n)
+				for i := range a {
+					a[i] = r.NormFloat64() * math.Exp(5*r.NormFloat64())
+				}
+				if pos >= 0 {
+					a[pos] = special
+				}
+				finite := pos < 0 || !(math.IsInf(special, 0) || math.IsNaN(special))
+				run := func() ([]float64, bool) {
+					ok := allFinite(a)
+					if !finite {
+						return nil, ok
+					}
+					dst := make([]float64, n)
+					scaleTo(dst, a, 0x1p-7)
+					return append(dst, absMax(a)), ok
+				}
+				useAsm, vecLanes = false, 0
+				want, wantOK := run()
+				if wantOK != finite {
+					t.Fatalf("n=%d pos %d %v: allFinite %v on the Go path", n, pos, special, wantOK)
+				}
+				for _, p := range vecPaths() {
+					p.set()
+					got, ok := run()
+					useAsm, useAVX, vecLanes = asm, avx, lanes
+					if ok != wantOK {
+						t.Fatalf("%s n=%d pos %d %v: allFinite %v, Go %v", p.name, n, pos, special, ok, wantOK)
+					}
+					for i := range want {
+						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+							t.Fatalf("%s n=%d pos %d %v: element %d is %v, Go %v", p.name, n, pos, special, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
