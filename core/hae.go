@@ -706,13 +706,17 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	if lg := pf.logits; lg != nil && f.kept > 0 {
 		// The kept keys are the features' keys (to32 of the same
 		// float64 rows): keep their logits for Evaluate.
+		from := sc.ints.takeSet(f.kept) // kept summary k is summary from[k]
+		for t, k := range newIdx[:ns] {
+			if k >= 0 {
+				from[k] = t
+			}
+		}
 		f.logits = make([]float32, rows*f.kept)
 		for i := 0; i < rows; i++ {
 			src, dst := lg[i*ns:i*ns+ns], f.logits[i*f.kept:i*f.kept+f.kept]
-			for t, k := range newIdx[:ns] {
-				if k >= 0 {
-					dst[k] = src[t]
-				}
+			for k, t := range from {
+				dst[k] = src[t]
 			}
 		}
 	}
