@@ -264,13 +264,17 @@ func colMaxAbs(cm, a []float64, m, n int) bool {
 // scaleCols sets dst[i*ld+j] = a[i*n+j]*scl[j] for the m rows and n
 // columns of the row-major a, and, when nrm is not nil, adds the squares
 // of the products to nrm[j] in the order of the rows: elementwise, the
-// same bits in vectors.
+// same bits in vectors. With dst and scl nil it only adds the squares of
+// a's elements to nrm (column sums of squares).
 func scaleCols(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64) {
 	if m == 0 || n == 0 {
 		return
 	}
-	a, scl = a[:m*n], scl[:n]
-	_ = dst[(m-1)*ld+n-1]
+	a = a[:m*n]
+	if dst != nil {
+		scl = scl[:n]
+		_ = dst[(m-1)*ld+n-1]
+	}
 	if nrm != nil {
 		nrm = nrm[:n]
 	}
@@ -287,7 +291,14 @@ func scaleCols(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64)
 		return
 	}
 	for i := 0; i < m; i++ {
-		src, row := a[i*n+j0:i*n+n], dst[i*ld+j0:i*ld+n]
+		src := a[i*n+j0 : i*n+n]
+		if dst == nil {
+			for j, t := range src {
+				nrm[j0+j] += float64(t * t)
+			}
+			continue
+		}
+		row := dst[i*ld+j0 : i*ld+n]
 		row = row[:len(src)]
 		for j, v := range src {
 			t := v * scl[j0+j]

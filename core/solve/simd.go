@@ -194,15 +194,25 @@ func colMaxAbsV2(cm, a []float64, m, n, j0 int) bool {
 // two at a time.
 func scaleColsV2(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64, j0 int) {
 	for j := 0; j < j0; j += 2 {
-		sv := vec2(unsafe.Pointer(&scl[j]))
+		var sv archsimd.Float64x2
+		if dst != nil {
+			sv = vec2(unsafe.Pointer(&scl[j]))
+		}
 		var acc archsimd.Float64x2
 		if nrm != nil {
 			acc = vec2(unsafe.Pointer(&nrm[j]))
 		}
-		for i := 0; i < m; i++ {
-			t := vec2(unsafe.Pointer(&a[i*n+j])).Mul(sv)
-			store2(t, unsafe.Pointer(&dst[i*ld+j]))
-			acc = acc.Add(t.Mul(t))
+		if dst == nil {
+			for i := 0; i < m; i++ {
+				t := vec2(unsafe.Pointer(&a[i*n+j]))
+				acc = acc.Add(t.Mul(t))
+			}
+		} else {
+			for i := 0; i < m; i++ {
+				t := vec2(unsafe.Pointer(&a[i*n+j])).Mul(sv)
+				store2(t, unsafe.Pointer(&dst[i*ld+j]))
+				acc = acc.Add(t.Mul(t))
+			}
 		}
 		if nrm != nil {
 			store2(acc, unsafe.Pointer(&nrm[j]))

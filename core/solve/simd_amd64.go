@@ -58,15 +58,25 @@ func colMaxAbsV4(cm, a []float64, m, n, j0 int) bool {
 func scaleColsV4(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64, j0 int) {
 	defer archsimd.ClearAVXUpperBits()
 	for j := 0; j < j0; j += 4 {
-		sv := vec4(unsafe.Pointer(&scl[j]))
+		var sv archsimd.Float64x4
+		if dst != nil {
+			sv = vec4(unsafe.Pointer(&scl[j]))
+		}
 		var acc archsimd.Float64x4
 		if nrm != nil {
 			acc = vec4(unsafe.Pointer(&nrm[j]))
 		}
-		for i := 0; i < m; i++ {
-			t := vec4(unsafe.Pointer(&a[i*n+j])).Mul(sv)
-			store4(t, unsafe.Pointer(&dst[i*ld+j]))
-			acc = acc.Add(t.Mul(t))
+		if dst == nil {
+			for i := 0; i < m; i++ {
+				t := vec4(unsafe.Pointer(&a[i*n+j]))
+				acc = acc.Add(t.Mul(t))
+			}
+		} else {
+			for i := 0; i < m; i++ {
+				t := vec4(unsafe.Pointer(&a[i*n+j])).Mul(sv)
+				store4(t, unsafe.Pointer(&dst[i*ld+j]))
+				acc = acc.Add(t.Mul(t))
+			}
 		}
 		if nrm != nil {
 			store4(acc, unsafe.Pointer(&nrm[j]))

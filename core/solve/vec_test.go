@@ -30,7 +30,8 @@ func vecPaths() []struct {
 
 // TestColMaxAbsScaleColsPaths checks colMaxAbs and scaleCols on every
 // path against the Go loops bit for bit (the maxima, the NaN report, the
-// scaled rows and the column sums of squares), at widths around the
+// scaled rows and the column sums of squares, of the scaled rows and of
+// a itself), at widths around the
 // vector blocks, with zeros of both signs, infinities and NaNs placed in
 // every column; and that NNLS names a NaN or an infinity anywhere in a.
 func TestColMaxAbsScaleColsPaths(t *testing.T) {
@@ -59,10 +60,12 @@ func TestColMaxAbsScaleColsPaths(t *testing.T) {
 						nrm[j] = float64(j)
 					}
 					scaleCols(dst, ld, a, m, n, scl, nrm)
+					sq := make([]float64, n)
+					scaleCols(nil, 0, a, m, n, nil, sq)
 					if !ok {
 						cm = nil // unspecified
 					}
-					return append(append(cm, dst...), nrm...), ok
+					return append(append(append(cm, dst...), nrm...), sq...), ok
 				}
 				useAsm, vecLanes = false, 0
 				want, wantOK := run()
