@@ -566,7 +566,7 @@ type pendingFit struct {
 func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
 	d, rows := g.D, g.Rows
 	m := len(bin)
-	f := &summaryFit{d: d, segOf: sc.ints.take(m)}
+	f := &summaryFit{d: d, segOf: sc.ints.takeSet(m)} // the segments cover the bin
 	pf := &pendingFit{order: order, from: from, ns: ns, tau: tau, ols: ols}
 	f.pending = pf
 	// Segments and centroid keys (and, for merging, mean values).
@@ -575,7 +575,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 	if !ols {
 		vbar = sc.f64.take(ns * d)
 	}
-	size := sc.f64.take(ns)
+	size := sc.f64.takeSet(ns) // every segment sets its size
 	wts := sc.f64.takeSet(m)
 	for t := 0; t < ns; t++ {
 		lo, hi := t*m/ns, (t+1)*m/ns
@@ -603,7 +603,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		return nil, fmt.Errorf("SVD of summary keys: %w", err)
 	}
 
-	beta := sc.f64.take(ns)
+	beta := sc.f64.takeSet(ns) // NNLS clears it, or the sizes are copied
 	pf.beta = beta
 	if ols {
 		// Features F[i,t] = exp(scale q_i . khat_t - mu_i), with the logits
@@ -623,7 +623,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 	}
 
 	// Keep the summaries with beta > 0, renumbered.
-	newIdx := sc.ints.take(ns)
+	newIdx := sc.ints.takeSet(ns) // set for every summary below
 	for t := 0; t < ns; t++ {
 		if beta[t] > 0 && isFinite(xmath.Log(beta[t])) {
 			newIdx[t] = f.kept
@@ -650,7 +650,7 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	}
 	d, rows, ns := g.D, g.Rows, pf.ns
 	beta := pf.beta
-	vhat := sc.f64.take(ns * d)
+	vhat := sc.f64.takeSet(ns * d) // the rows read (kept summaries, beta > 0) are set below
 	if pf.ols {
 		feat := pf.feat
 		f.residual = fitResidual(feat, rows, ns, beta, pf.z)
@@ -672,7 +672,7 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 					gm[i*nl+c] = feat[i*ns+t] * beta[t]
 				}
 			}
-			vl := sc.f64.take(nl * d)
+			vl := sc.f64.takeSet(nl * d) // PinvSolve clears it
 			if _, err := solve.PinvSolve(gm, rows, nl, y, d, PinvCutoff, vl); err != nil {
 				return fmt.Errorf("least squares for summary values: %w", err)
 			}
@@ -805,12 +805,12 @@ func (g *Group) targets(sc *scratch, order *binOrder, from int, withY bool) (z, 
 		b, sign, part = b+1, -1, order.idx[from:hi]
 	}
 	sums, pz, py := g.prefixSums(order, b)
-	z = sc.f64.take(rows)
+	z = sc.f64.takeSet(rows) // set for every row below
 	var z32 []float32
 	if withY {
 		// The chunk sums go into the exact share, which the cache keeps.
 		z32 = make([]float32, rows)
-		y = sc.f64.take(rows * d)
+		y = sc.f64.takeSet(rows * d) // ShareTargets sets every row
 		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, part)
 		for i := 0; i < rows; i++ {
@@ -824,7 +824,7 @@ func (g *Group) targets(sc *scratch, order *binOrder, from int, withY bool) (z, 
 			ex.probe = sums.probe.exact(b, sign, pz32, py32)
 		}
 	} else {
-		z32 = sc.f32.take(rows)
+		z32 = sc.f32.takeSet(rows) // set for every row below
 		for i := 0; i < rows; i++ {
 			r := g.A[i*n : i*n+n]
 			var s float32
