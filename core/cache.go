@@ -45,6 +45,10 @@ type Cache struct {
 	// exactShare, when set (by HAE-OLS), is the exact tokens' share of the
 	// group's calibration attention, which Evaluate uses for err_cal.
 	exactShare *exactShare
+	// calLogits, when set (by HAE-OLS), are the logits of the group's
+	// calibration rows (all query heads) and the C keys, as kernel.Logits
+	// computes them: Evaluate's calibration rows need not compute them.
+	calLogits []float32
 }
 
 // exactShare is the exact prefix tokens' share of a group's calibration
@@ -55,9 +59,28 @@ type exactShare struct {
 }
 
 // exactRows is, per attention row i, the sum over the exact prefix tokens
-// of P[i,j] (z) and of P[i,j] V[j,:] (y, rows x D), in float64.
+// of P[i,j] (z(i)) and of P[i,j] V[j,:] (y(k), k = i*D+c: rows x D), in
+// float64. It holds the terms of those sums rather than the sums, so
+// that a plan does not build two rows x D arrays that Evaluate reads
+// once: the non-candidates' share (nonZ, nonY) plus the order's prefix
+// sums at a chunk boundary (bz, by; both shared with the order's
+// rowSums, which never change them) plus sign times the float32 sums of
+// the tokens between the boundary and the anchors' end (z32, y32, owned).
 type exactRows struct {
-	z, y []float64
+	nonZ, nonY, bz, by []float64
+	sign               float64
+	z32, y32           []float32
+}
+
+// z returns row i's exact share of the attention mass.
+func (e *exactRows) z(i int) float64 {
+	return e.nonZ[i] + (e.bz[i] + float64(e.sign*float64(e.z32[i])))
+}
+
+// y returns element k (row k/D, column k%D) of the exact share of the
+// weighted values.
+func (e *exactRows) y(k int) float64 {
+	return e.nonY[k] + (e.by[k] + float64(e.sign*float64(e.y32[k])))
 }
 
 // Ratio is the memory used over the memory of the full prefix cache.

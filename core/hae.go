@@ -252,19 +252,11 @@ func (r *rowSums) add(z32, y32 []float32) {
 }
 
 // exact returns the exact tokens' share for a plan whose anchors are the
-// prefix sums at boundary b plus sign times the chunk sums (z32, y32): the
-// anchors after b (sign 1), or the candidates before b that are not
-// anchors (sign -1); plus the non-candidates' share.
+// prefix sums at boundary b plus sign times the chunk sums (z32, y32,
+// which it keeps): the anchors after b (sign 1), or the candidates before
+// b that are not anchors (sign -1); plus the non-candidates' share.
 func (r *rowSums) exact(b int, sign float64, z32, y32 []float32) *exactRows {
-	e := &exactRows{z: make([]float64, len(z32)), y: make([]float64, len(y32))}
-	bz, by := r.z[b], r.y[b]
-	for i, x := range z32 {
-		e.z[i] = r.nonZ[i] + (bz[i] + float64(sign*float64(x)))
-	}
-	for k, x := range y32 {
-		e.y[k] = r.nonY[k] + (by[k] + float64(sign*float64(x)))
-	}
-	return e
+	return &exactRows{nonZ: r.nonZ, nonY: r.nonY, bz: r.z[b], by: r.y[b], sign: sign, z32: z32, y32: y32}
 }
 
 // maxSumChunks bounds the chunks of orderSums (their memory is
@@ -391,8 +383,10 @@ const maxReplans = 1
 
 // binPlan is one planned split: anchors, the bin and its fitted summaries.
 type binPlan struct {
+	// anchors and bin (both ascending) are memory of the Compress call's
+	// scratch: apply copies what the cache keeps.
 	anchors []int32
-	bin     []int32 // ascending
+	bin     []int32
 	fit     *summaryFit
 	numbers int64 // 16-bit numbers the summaries use (factors + biases)
 	extra   int   // anchors bought back by the SVD stage
@@ -404,7 +398,7 @@ func (g *Group) planBin(sc *scratch, order *binOrder, nAnchors, ns int, tau floa
 	ordered := order.idx
 	nAnchors = max(0, min(nAnchors, len(ordered)))
 	pl := &binPlan{}
-	pl.anchors, pl.bin = splitTop(ordered, nAnchors)
+	pl.anchors, pl.bin = splitTopIn(sc, ordered, nAnchors)
 	ns = min(ns, len(pl.bin))
 	if ns == 0 {
 		return pl, nil
@@ -438,6 +432,7 @@ func (pl *binPlan) apply(c *Cache) {
 	}
 	c.C = f.kept
 	c.Keys, c.Values, c.Bias = f.keys, f.values, f.bias
+	c.calLogits = f.logits
 	c.Stages.Summaries, c.Stages.Dropped = f.kept, f.dropped
 	c.Stages.RankK, c.Stages.RankV = f.rankK, f.rankV
 	c.Stages.EnergyK, c.Stages.EnergyV = f.energyK, f.energyV
@@ -455,6 +450,12 @@ type summaryFit struct {
 	rankK, rankV     int       // ranks of the stored keys and values
 	energyK, energyV float64   // squared-Frobenius share those ranks keep
 	residual         float64   // ||F beta - z|| / ||z||
+	// logits, when set, are the calibration rows' logits of the kept
+	// summaries' keys (g.Rows x kept), as kernel.Logits computes them on
+	// keys: the features' logits, which Evaluate then need not compute
+	// again. nil when the keys changed after the features (fitBudget) or
+	// an accelerator computed the features.
+	logits []float32
 	// pending, until finish, holds what the values still need (keys,
 	// values and bias are unset meanwhile).
 	pending *pendingFit
@@ -499,6 +500,8 @@ func (f *summaryFit) fitBudget(avail int64) bool {
 		x, r, e := f.keys, &f.rankK, &f.energyK
 		if f.rankV > f.rankK {
 			x, r, e = f.values, &f.rankV, &f.energyV
+		} else {
+			f.logits = nil // the keys change
 		}
 		if *r == 0 {
 			return false
@@ -552,6 +555,7 @@ type pendingFit struct {
 	ols        bool
 	khat, vbar []float64 // ns x d: (truncated) centroid keys, mean values
 	feat, beta []float64 // rows x ns features, ns weights
+	logits     []float32 // rows x ns: the features' logits (nil: not on the CPU)
 	z          []float64 // rows: the NNLS targets (bin mass)
 	newIdx     []int     // per summary: kept index or -1
 }
@@ -562,7 +566,7 @@ type pendingFit struct {
 func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, ns int, tau float64, ols bool) (*summaryFit, error) {
 	d, rows := g.D, g.Rows
 	m := len(bin)
-	f := &summaryFit{d: d, segOf: sc.ints.take(m)}
+	f := &summaryFit{d: d, segOf: sc.ints.takeSet(m)} // the segments cover the bin
 	pf := &pendingFit{order: order, from: from, ns: ns, tau: tau, ols: ols}
 	f.pending = pf
 	// Segments and centroid keys (and, for merging, mean values).
@@ -571,7 +575,8 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 	if !ols {
 		vbar = sc.f64.take(ns * d)
 	}
-	size := sc.f64.take(ns)
+	size := sc.f64.takeSet(ns) // every segment sets its size
+	wts := sc.f64.takeSet(m)
 	for t := 0; t < ns; t++ {
 		lo, hi := t*m/ns, (t+1)*m/ns
 		var wsum float64
@@ -580,15 +585,15 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		}
 		for i := lo; i < hi; i++ {
 			f.segOf[i] = t
-			j := int(bin[i])
 			w := 1 / float64(hi-lo)
 			if wsum > 0 {
-				w = float64(g.Salience[j]) / wsum
+				w = float64(g.Salience[bin[i]]) / wsum
 			}
-			kernel.AxpyWiden(khat[t*d:t*d+d], w, g.K[j*d:j*d+d])
-			if vbar != nil {
-				kernel.AxpyWiden(vbar[t*d:t*d+d], w, g.V[j*d:j*d+d])
-			}
+			wts[i] = w
+		}
+		kernel.AxpyWidenRows(khat[t*d:t*d+d], wts[lo:hi], bin[lo:hi], g.K, d)
+		if vbar != nil {
+			kernel.AxpyWidenRows(vbar[t*d:t*d+d], wts[lo:hi], bin[lo:hi], g.V, d)
 		}
 		size[t] = float64(hi - lo)
 	}
@@ -598,7 +603,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		return nil, fmt.Errorf("SVD of summary keys: %w", err)
 	}
 
-	beta := sc.f64.take(ns)
+	beta := sc.f64.takeSet(ns) // NNLS clears it, or the sizes are copied
 	pf.beta = beta
 	if ols {
 		// Features F[i,t] = exp(scale q_i . khat_t - mu_i), with the logits
@@ -606,9 +611,9 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 		// exactly the logits attention will compute for the summaries.
 		k32 := sc.f32.takeSet(ns * d) // to32 sets every element
 		to32(k32, khat)
-		feat := g.features(sc, k32, ns)
-		pf.feat = feat
-		z, _, _ := g.binTargets(sc, order, from, false)
+		feat, lg := g.features(sc, k32, ns)
+		pf.feat, pf.logits = feat, lg
+		z, _, _ := g.targets(sc, order, from, false)
 		pf.z = z
 		if err := sc.nnls.NNLS(feat, rows, ns, z, beta); err != nil {
 			return nil, fmt.Errorf("NNLS for summary weights: %w", err)
@@ -618,7 +623,7 @@ func (g *Group) fitWeights(sc *scratch, order *binOrder, from int, bin []int32, 
 	}
 
 	// Keep the summaries with beta > 0, renumbered.
-	newIdx := sc.ints.take(ns)
+	newIdx := sc.ints.takeSet(ns) // set for every summary below
 	for t := 0; t < ns; t++ {
 		if beta[t] > 0 && isFinite(xmath.Log(beta[t])) {
 			newIdx[t] = f.kept
@@ -645,12 +650,12 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	}
 	d, rows, ns := g.D, g.Rows, pf.ns
 	beta := pf.beta
-	vhat := sc.f64.take(ns * d)
+	vhat := sc.f64.takeSet(ns * d) // the rows read (kept summaries, beta > 0) are set below
 	if pf.ols {
 		feat := pf.feat
 		f.residual = fitResidual(feat, rows, ns, beta, pf.z)
 		var y []float64
-		_, y, f.exact = g.binTargets(sc, pf.order, pf.from, true)
+		_, y, f.exact = g.targets(sc, pf.order, pf.from, true)
 		// G = F diag(beta) restricted to the columns with beta > 0: a zero
 		// column only adds a zero row to the minimum-norm solution, and
 		// leaving it out makes the least-squares problem smaller.
@@ -667,7 +672,7 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 					gm[i*nl+c] = feat[i*ns+t] * beta[t]
 				}
 			}
-			vl := sc.f64.take(nl * d)
+			vl := sc.f64.takeSet(nl * d) // PinvSolve clears it
 			if _, err := solve.PinvSolve(gm, rows, nl, y, d, PinvCutoff, vl); err != nil {
 				return fmt.Errorf("least squares for summary values: %w", err)
 			}
@@ -698,6 +703,23 @@ func (g *Group) finish(sc *scratch, f *summaryFit) error {
 	}
 	f.keys, f.values = make([]float32, f.kept*d), make([]float32, f.kept*d)
 	to32(f.keys, keys)
+	if lg := pf.logits; lg != nil && f.kept > 0 {
+		// The kept keys are the features' keys (to32 of the same
+		// float64 rows): keep their logits for Evaluate.
+		from := sc.ints.takeSet(f.kept) // kept summary k is summary from[k]
+		for t, k := range newIdx[:ns] {
+			if k >= 0 {
+				from[k] = t
+			}
+		}
+		f.logits = make([]float32, rows*f.kept)
+		for i := 0; i < rows; i++ {
+			src, dst := lg[i*ns:i*ns+ns], f.logits[i*f.kept:i*f.kept+f.kept]
+			for k, t := range from {
+				dst[k] = src[t]
+			}
+		}
+	}
 	to32(f.values, vals)
 	f.pending = nil
 	return nil
@@ -726,21 +748,29 @@ func fitResidual(feat []float64, rows, ns int, beta, z []float64) float64 {
 // mu_i) of the ns summary keys k (ns x D) for the calibration rows, widened
 // to float64 for the solves: kernel.Features on the CPU (the float32
 // logits and exponential attention will compute for the summaries), or
-// g's accelerator (within its tolerance of that).
-func (g *Group) features(sc *scratch, k []float32, ns int) []float64 {
+// g's accelerator (within its tolerance of that). On the CPU it also
+// returns the logits (rows x ns, from sc), nil otherwise.
+func (g *Group) features(sc *scratch, k []float32, ns int) ([]float64, []float32) {
 	rows, d := g.Rows, g.D
 	f32 := sc.f32.takeSet(rows * ns) // Features sets every element
+	var lg []float32
 	if acc := g.acc(); acc == nil || acc.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu) != nil {
 		if acc != nil {
 			g.dropAccel()
 		}
-		kernel.Features(f32, g.Qc, rows, k, ns, d, g.Scale, g.Mu)
+		// kernel.Features with the logits kept: Logits, then each row's
+		// ExpShift.
+		lg = sc.f32.takeSet(rows * ns) // Logits sets every element
+		kernel.Logits(lg, g.Qc, rows, k, ns, d, g.Scale)
+		for i, mu := range g.Mu[:rows] {
+			kernel.ExpShiftTo(f32[i*ns:i*ns+ns], lg[i*ns:i*ns+ns], mu)
+		}
 	}
 	feat := sc.f64.takeSet(rows * ns)
 	for i, x := range f32 {
 		feat[i] = float64(x)
 	}
-	return feat
+	return feat, lg
 }
 
 // binMass is kernel.BinMass of the calibration attention over the keys
@@ -755,7 +785,7 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 	kernel.BinMass(z, y, g.A, g.Rows, g.N, idx, g.V, g.D)
 }
 
-// binTargets returns, for every calibration row i, the bin mass
+// targets returns, for every calibration row i, the bin mass
 // z[i] = sum_{j in bin} exp(S[i,j]-mu[i]) and, when withY, the bin weighted
 // values Y[i,:] = sum_{j in bin} exp(S[i,j]-mu[i]) V[j,:], in float64, for
 // the bin order.idx[from:]: the candidates' totals minus the anchors'
@@ -766,7 +796,7 @@ func (g *Group) binMass(z, y []float32, idx []int32) {
 // on the CPU): at most half a chunk of tokens. With withY it also returns
 // the exact tokens' share of the calibration attention (the
 // non-candidates' and the anchors').
-func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
+func (g *Group) targets(sc *scratch, order *binOrder, from int, withY bool) (z, y []float64, ex *exactShare) {
 	rows, n, d := g.Rows, g.N, g.D
 	chunk, nc := sumChunk(len(order.idx)), len(order.idx)
 	b, sign := from/chunk, 1.0
@@ -775,25 +805,26 @@ func (g *Group) binTargets(sc *scratch, order *binOrder, from int, withY bool) (
 		b, sign, part = b+1, -1, order.idx[from:hi]
 	}
 	sums, pz, py := g.prefixSums(order, b)
-	z = sc.f64.take(rows)
-	z32 := sc.f32.take(rows)
+	z = sc.f64.takeSet(rows) // set for every row below
+	var z32 []float32
 	if withY {
-		y = sc.f64.take(rows * d)
-		y32 := sc.f32.take(rows * d)
+		// The chunk sums go into the exact share, which the cache keeps.
+		z32 = make([]float32, rows)
+		y = sc.f64.takeSet(rows * d) // ShareTargets sets every row
+		y32 := make([]float32, rows*d)
 		g.binMass(z32, y32, part)
 		for i := 0; i < rows; i++ {
-			rs := float64(g.RowSum[i])
-			for c := 0; c < d; c++ {
-				k := i*d + c
-				y[k] = rs * (sums.totY[k] - (py[k] + float64(sign*float64(y32[k]))))
-			}
+			// y[i,:] = rs (totY - (py + sign y32)), element by element.
+			r := i * d
+			kernel.ShareTargets(y[r:r+d], float64(g.RowSum[i]), sums.totY[r:r+d], py[r:r+d], sign, y32[r:r+d])
 		}
 		ex = &exactShare{cal: sums.cal.exact(b, sign, z32, y32)}
 		if sums.probe != nil {
-			pz32, py32 := g.probeMass(sc, part)
+			pz32, py32 := g.probeMass(nil, part)
 			ex.probe = sums.probe.exact(b, sign, pz32, py32)
 		}
 	} else {
+		z32 = sc.f32.takeSet(rows) // set for every row below
 		for i := 0; i < rows; i++ {
 			r := g.A[i*n : i*n+n]
 			var s float32

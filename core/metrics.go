@@ -151,8 +151,12 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 	}
 	ex := c.exactShare.cal
 	w, d, nc := g.W, g.D, c.C
-	wts := sc.f32.takeSet(w * nc) // Logits sets every element
-	kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
+	wts := sc.f32.takeSet(w * nc) // Logits or the copy sets every element
+	if len(c.calLogits) == g.Rows*nc {
+		copy(wts, c.calLogits[hi*w*nc:(hi+1)*w*nc])
+	} else {
+		kernel.Logits(wts, g.Qc[hi*w*d:(hi+1)*w*d], w, c.Keys, nc, d, g.Scale)
+	}
 	for i := 0; i < w; i++ {
 		row := wts[i*nc : i*nc+nc]
 		if c.Bias != nil {
@@ -160,27 +164,28 @@ func (g *Group) calibFromShare(sc *scratch, out []float32, c *Cache, hi int) boo
 				row[k] += b
 			}
 		}
-		kernel.ExpShift(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
+		kernel.ExpShiftTo(row, row, g.Mu[hi*w+i]) // an infinite weight makes den infinite
 	}
-	sv := sc.f32.takeSet(w * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
-	kernel.MatMul(sv, wts, w, nc, c.Values, d)
-	res := sc.f64.takeSet(w * d)
+	dens := sc.f64.takeSet(w) // every element set before it is read
 	for i := 0; i < w; i++ {
 		gi := hi*w + i
-		rs := float64(g.RowSum[gi])
-		den := float64(rs * ex.z[gi])
+		den := float64(float64(g.RowSum[gi]) * ex.z(gi))
 		for _, x := range wts[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
 		if !(den > 0) || math.IsInf(den, 0) {
 			return false
 		}
-		for e := 0; e < d; e++ {
-			res[i*d+e] = (float64(rs*ex.y[gi*d+e]) + float64(sv[i*d+e])) / den
-		}
+		dens[i] = den
 	}
-	for i, x := range res {
-		out[i] = float32(x)
+	sv := sc.f32.takeSet(w * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
+	kernel.MatMul(sv, wts, w, nc, c.Values, d)
+	for i := 0; i < w; i++ {
+		// (rs Σ_exact A V + Σ_k w_k Vhat_k) / den, element by element.
+		gi := hi*w + i
+		r := gi * d
+		kernel.ShareOut(out[i*d:i*d+d], ex.nonY[r:r+d], ex.by[r:r+d], ex.sign, ex.y32[r:r+d],
+			float64(g.RowSum[gi]), sv[i*d:i*d+d], 0, nil, dens[i])
 	}
 	return true
 }
@@ -216,31 +221,32 @@ func (g *Group) probesFromShare(sc *scratch, out []float32, c *Cache, hi int) bo
 			}
 			m = max(m, row[k])
 		}
-		kernel.ExpShift(row, row, m)
+		kernel.ExpShiftTo(row, row, m)
 		shift[i] = m
 	}
-	sv := sc.f32.takeSet(t * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
-	kernel.MatMul(sv, syn, t, nc, c.Values, d)
-	res := sc.f64.takeSet(t * d)
+	fes, fss, dens := sc.f64.takeSet(t), sc.f64.takeSet(t), sc.f64.takeSet(t) // set before read
 	for i := 0; i < t; i++ {
 		gi := hi*t + i
 		m := shift[i]
 		fe := float64(pz[gi]) * float64(kernel.Exp32(pm[gi]-m))
 		fs := float64(kernel.Exp32(pr.Suffix.Max[i] - m))
-		den := float64(fe*ex.z[gi]) + float64(fs*float64(pr.Suffix.Sum[i]))
+		den := float64(fe*ex.z(gi)) + float64(fs*float64(pr.Suffix.Sum[i]))
 		for _, x := range syn[i*nc : i*nc+nc] {
 			den += float64(x)
 		}
 		if !(den > 0) || math.IsInf(den, 0) {
 			return false
 		}
-		for e := 0; e < d; e++ {
-			num := float64(fe*ex.y[gi*d+e]) + float64(sv[i*d+e]) + float64(fs*float64(pr.Suffix.Acc[i*d+e]))
-			res[i*d+e] = num / den
-		}
+		fes[i], fss[i], dens[i] = fe, fs, den
 	}
-	for i, x := range res {
-		out[i] = float32(x)
+	sv := sc.f32.takeSet(t * d) // sum_k w_k Vhat_k, as attention sums it (MatMul sets it)
+	kernel.MatMul(sv, syn, t, nc, c.Values, d)
+	for i := 0; i < t; i++ {
+		// (fe Σ_exact P V + Σ_k w_k Vhat_k + fs acc) / den, element by
+		// element.
+		r := (hi*t + i) * d
+		kernel.ShareOut(out[i*d:i*d+d], ex.nonY[r:r+d], ex.by[r:r+d], ex.sign, ex.y32[r:r+d],
+			fes[i], sv[i*d:i*d+d], fss[i], pr.Suffix.Acc[i*d:i*d+d], dens[i])
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/haeols/haeols/core/solve"
 )
@@ -15,19 +16,36 @@ type scratch struct {
 	f32  arena[float32]
 	f64  arena[float64]
 	ints arena[int]
+	i32  arena[int32]
+	u8   arena[uint8]
 	nnls solve.NNLSWorkspace
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// lastScratch holds the scratch put back last, out of the pool: a
+// sync.Pool drops what it holds at garbage collections, and a scratch made
+// anew allocates and zeroes every buffer again, which brings the next
+// collection sooner. One scratch serves a caller that compresses and
+// evaluates one call at a time (the browser's worker); concurrent callers
+// share the pool.
+var lastScratch atomic.Pointer[scratch]
+
 // getScratch returns an empty scratch; give it back with put.
-func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+func getScratch() *scratch {
+	if sc := lastScratch.Swap(nil); sc != nil {
+		return sc
+	}
+	return scratchPool.Get().(*scratch)
+}
 
 // put empties sc and returns it to the pool. The slices carved from it
 // must no longer be used.
 func (sc *scratch) put() {
-	sc.f32.used, sc.f64.used, sc.ints.used = 0, 0, 0
-	scratchPool.Put(sc)
+	sc.f32.used, sc.f64.used, sc.ints.used, sc.i32.used, sc.u8.used = 0, 0, 0, 0, 0
+	if old := lastScratch.Swap(sc); old != nil {
+		scratchPool.Put(old)
+	}
 }
 
 // arena hands out consecutive pieces of one buffer.

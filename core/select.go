@@ -71,6 +71,12 @@ func byScore(pos []int32, score []float64) []int32 {
 // splitTop returns topK(ordered, k) and the rest of ordered, both
 // ascending by position, from one marking of the (distinct) positions.
 func splitTop(ordered []int32, k int) (top, rest []int32) {
+	return splitTopIn(nil, ordered, k)
+}
+
+// splitTopIn is splitTop with the results and the marks in memory from
+// sc (nil: newly allocated).
+func splitTopIn(sc *scratch, ordered []int32, k int) (top, rest []int32) {
 	k = max(0, min(k, len(ordered)))
 	if len(ordered) == 0 {
 		return []int32{}, []int32{}
@@ -79,22 +85,31 @@ func splitTop(ordered []int32, k int) (top, rest []int32) {
 	for _, j := range ordered {
 		lo, hi = min(lo, j), max(hi, j)
 	}
-	mark := make([]uint8, int(hi-lo)+1)
+	// Both results get one slot of slack: the loop below writes every
+	// position to both and advances the one it belongs to (no branch
+	// per position).
+	var mark []uint8
+	if sc != nil {
+		mark = sc.u8.take(int(hi-lo) + 1)
+		top, rest = sc.i32.takeSet(k+1), sc.i32.takeSet(len(ordered)-k+1)
+	} else {
+		mark = make([]uint8, int(hi-lo)+1)
+		top, rest = make([]int32, k+1), make([]int32, len(ordered)-k+1)
+	}
 	for i, j := range ordered {
 		mark[j-lo] = 2
 		if i < k {
 			mark[j-lo] = 1
 		}
 	}
-	top, rest = make([]int32, 0, k), make([]int32, 0, len(ordered)-k)
-	for i, m := range mark {
-		switch m {
-		case 1:
-			top = append(top, lo+int32(i))
-		case 2:
-			rest = append(rest, lo+int32(i))
-		}
+	nt, nr := 0, 0
+	for i, m := range mark { // m: 0 not in ordered, 1 top, 2 rest
+		p := lo + int32(i)
+		top[nt], rest[nr] = p, p
+		nt += int(m & 1)
+		nr += int(m >> 1)
 	}
+	top, rest = top[:nt:nt], rest[:nr:nr]
 	return top, rest
 }
 

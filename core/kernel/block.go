@@ -415,7 +415,8 @@ const logitsTile = 4096
 // a row's logits are stored as one vector; the query rows pass over a tile 4
 // at a time. With at most 4 rows (8 with 8 lanes), as Partial.AddKeys asks,
 // the rows are packed instead and a lane holds one row's dot product with a
-// key (logitsQ4, logitsQ8). Keys past the last multiple of 4 use Dot. It
+// key (logitsQ4, logitsQ8). Keys past the last multiple of 4 are one
+// group of 4 padded with zero keys, or with at most 4 rows use Dot. It
 // needs 0 < d <= maxPackD, n >= 4.
 func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 	var pack [logitsTile]float32
@@ -473,7 +474,32 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 			}
 		}
 	}
-	for j := n &^ 3; j < n; j++ {
+	j4 := n &^ 3
+	if j4 == n {
+		return
+	}
+	if m > 4 {
+		// The last 1 to 3 keys as one group of 4 whose other lanes are
+		// zero keys, their logits dropped: each lane is the same dot
+		// product in index order that Dot sums.
+		kt := pack[:4*d]
+		clear(kt)
+		for l := 0; l < n-j4; l++ {
+			for c, x := range k[(j4+l)*d : (j4+l)*d+d] {
+				kt[4*c+l] = x
+			}
+		}
+		var out [16]float32
+		for i0 := 0; i0 < m; i0 += 4 {
+			rows := min(4, m-i0)
+			logitsT4(out[:], 4, q[i0*d:(i0+rows)*d], rows, kt, d, scale)
+			for i := 0; i < rows; i++ {
+				copy(dst[(i0+i)*n+j4:(i0+i)*n+n], out[4*i:4*i+n-j4])
+			}
+		}
+		return
+	}
+	for j := j4; j < n; j++ {
 		kj := k[j*d : j*d+d]
 		for i := 0; i < m; i++ {
 			dst[i*n+j] = scale * Dot(q[i*d:i*d+d], kj)

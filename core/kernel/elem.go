@@ -39,6 +39,30 @@ func ExpShift(dst, src []float32, mx float32) float32 {
 	return expShiftGo(dst[j:], src[j:], mx, s)
 }
 
+// ExpShiftTo sets dst[j] = Exp32(src[j] - mx) for j < len(dst) (dst may
+// alias src): ExpShift's exponentials, the same bits, without their sum,
+// whose chain of dependent additions bounds ExpShift's speed (eight at a
+// time with AVX2, four in wasm and with SSE2).
+func ExpShiftTo(dst, src []float32, mx float32) {
+	if vecLanes == 0 {
+		ExpShift(dst, src, mx)
+		return
+	}
+	src = src[:len(dst)]
+	j := 0
+	for len(dst)-j >= 4 {
+		if vecLanes == 8 {
+			j += expT8(dst[j:], src[j:], mx)
+		}
+		j += expT4(dst[j:], src[j:], mx)
+		if len(dst)-j >= 4 { // a group with an argument out of the fast range
+			expShiftGo(dst[j:j+4], src[j:j+4], mx, 0)
+			j += 4
+		}
+	}
+	expShiftGo(dst[j:], src[j:], mx, 0)
+}
+
 // expShiftGo is the portable ExpShift, adding to s.
 func expShiftGo(dst, src []float32, mx, s float32) float32 {
 	src = src[:len(dst)]

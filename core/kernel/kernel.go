@@ -235,6 +235,51 @@ func AxpyWiden(dst []float64, w float64, x []float32) {
 	}
 }
 
+// AxpyWidenRows adds w[t]*float64(x[idx[t]*ld+c]) to dst[c] for t = 0, 1,
+// ..., len(w)-1 in turn and c < len(dst): AxpyWiden(dst, w[t],
+// x[idx[t]*ld:]) for each t, the same bits, with the sums of a strip of
+// columns kept in registers over all the rows (with AVX2, 32, 16 and 4
+// lanes; elsewhere 4 scalars). len(idx) >= len(w).
+func AxpyWidenRows(dst []float64, w []float64, idx []int32, x []float32, ld int) {
+	n := len(dst)
+	if n == 0 || len(w) == 0 {
+		return
+	}
+	idx = idx[:len(w)]
+	for _, j := range idx {
+		_ = x[int(j)*ld+n-1] // every row is in bounds
+	}
+	c := 0
+	switch {
+	case vecLanes == 8 && n >= 4:
+		c = widenRowsT8(dst, w, idx, x, ld)
+	case useAsm && vecLanes == 0 && n >= 4:
+		c = n &^ 3
+		for t, j := range idx {
+			axpyWidenSSE(&dst[0], c, w[t], &x[int(j)*ld])
+		}
+	}
+	for ; c+4 <= n; c += 4 {
+		s0, s1, s2, s3 := dst[c], dst[c+1], dst[c+2], dst[c+3]
+		for t, j := range idx {
+			r := x[int(j)*ld+c : int(j)*ld+c+4 : int(j)*ld+c+4]
+			a := w[t]
+			s0 += float64(a * float64(r[0]))
+			s1 += float64(a * float64(r[1]))
+			s2 += float64(a * float64(r[2]))
+			s3 += float64(a * float64(r[3]))
+		}
+		dst[c], dst[c+1], dst[c+2], dst[c+3] = s0, s1, s2, s3
+	}
+	for ; c < n; c++ {
+		s := dst[c]
+		for t, j := range idx {
+			s += float64(w[t] * float64(x[int(j)*ld+c]))
+		}
+		dst[c] = s
+	}
+}
+
 // MatMul sets dst = a * b for the m x n matrix a and the n x d matrix b
 // (dst is m x d). Each element is summed in the order j = 0..n-1.
 func MatMul(dst, a []float32, m, n int, b []float32, d int) {
@@ -276,7 +321,7 @@ func Features(out, q []float32, m int, k []float32, ns, d int, scale float32, mu
 	Logits(out, q, m, k, ns, d, scale)
 	for i, x := range mu {
 		row := out[i*ns : i*ns+ns]
-		ExpShift(row, row, x)
+		ExpShiftTo(row, row, x)
 	}
 }
 

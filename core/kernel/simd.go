@@ -266,6 +266,52 @@ func expShiftT4(dst, src []float32, mx float32, sum *float32) int {
 	return j
 }
 
+// expT4 is expShiftT4 without the sum (ExpShiftTo): dst[j] =
+// Exp32(src[j]-mx), four at a time while all four arguments are in the fast
+// range; it returns the count done.
+func expT4(dst, src []float32, mx float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 3
+	src = src[:n]
+	var (
+		mv    = archsimd.BroadcastFloat32x4(mx)
+		lo    = archsimd.BroadcastFloat32x4(expFastMin)
+		hi    = archsimd.BroadcastFloat32x4(expFastMax)
+		l2e   = archsimd.BroadcastFloat32x4(log2e)
+		mg    = archsimd.BroadcastFloat32x4(magic)
+		l2h   = archsimd.BroadcastFloat32x4(ln2Hi)
+		l2l   = archsimd.BroadcastFloat32x4(ln2Lo)
+		c0    = archsimd.BroadcastFloat32x4(1.9875691500e-4)
+		c1    = archsimd.BroadcastFloat32x4(1.3981999507e-3)
+		c2    = archsimd.BroadcastFloat32x4(8.3334519073e-3)
+		c3    = archsimd.BroadcastFloat32x4(4.1665795894e-2)
+		c4    = archsimd.BroadcastFloat32x4(1.6666665459e-1)
+		c5    = archsimd.BroadcastFloat32x4(5.0000001201e-1)
+		one   = archsimd.BroadcastFloat32x4(1)
+		mbits = archsimd.BroadcastUint32x4(0x4b400000 - 127) // Float32bits(magic) - 127
+	)
+	j := 0
+	for ; j < n; j += 4 {
+		a := archsimd.LoadFloat32x4((src[j : j+4 : j+4])).Sub(mv)
+		if !allTrue(a.GreaterEqual(lo).And(a.LessEqual(hi))) {
+			break
+		}
+		t := a.Mul(l2e).Add(mg)
+		nf := t.Sub(mg)
+		r := a.Sub(nf.Mul(l2h))
+		r = r.Sub(nf.Mul(l2l))
+		p := c0.Mul(r).Add(c1)
+		p = p.Mul(r).Add(c2)
+		p = p.Mul(r).Add(c3)
+		p = p.Mul(r).Add(c4)
+		p = p.Mul(r).Add(c5)
+		y := p.Mul(r.Mul(r)).Add(r).Add(one)
+		e := y.Mul(t.ToBits().Sub(mbits).ShiftAllLeft(23).BitsToFloat32())
+		e.StoreArray((*[4]float32)(dst[j : j+4 : j+4]))
+	}
+	return j
+}
+
 // xlogxT4 sets dst[j] = xlogx(src[j]) four at a time for j < len(dst)&^3
 // while all four are normal, positive and finite: the operations of
 // xlogxGo's fast branch in its order, one element per lane. It returns the

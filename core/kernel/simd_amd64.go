@@ -295,3 +295,154 @@ func maxT8(x []float32) (float32, bool) {
 	m.StoreArray(&l)
 	return max(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]), true
 }
+
+// widenRowsT8 is AxpyWidenRows over the first len(dst)&^3 columns: strips
+// of 32, then 16, then 4 columns whose float64 sums stay in registers over
+// all the rows (VCVTPS2PD, then VMULPD and VADDPD, each rounded as the Go
+// loop rounds it). It returns the count of columns done; the caller has
+// checked the bounds.
+func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
+	defer clearUpper()
+	n := len(dst) &^ 3
+	pd, px := unsafe.Pointer(&dst[0]), unsafe.Pointer(&x[0])
+	ld4 := 4 * ld
+	row := func(t, c int) unsafe.Pointer { return unsafe.Add(px, int(idx[t])*ld4+4*c) }
+	x4 := func(p unsafe.Pointer) archsimd.Float64x4 {
+		return archsimd.LoadFloat32x4Array((*[4]float32)(p)).ConvertToFloat64()
+	}
+	d4 := func(p unsafe.Pointer) archsimd.Float64x4 { return archsimd.LoadFloat64x4Array((*[4]float64)(p)) }
+	st := func(v archsimd.Float64x4, p unsafe.Pointer) { v.StoreArray((*[4]float64)(p)) }
+	c := 0
+	for ; c+32 <= n; c += 32 {
+		p := unsafe.Add(pd, 8*c)
+		s0, s1, s2, s3 := d4(p), d4(unsafe.Add(p, 32)), d4(unsafe.Add(p, 64)), d4(unsafe.Add(p, 96))
+		s4, s5, s6, s7 := d4(unsafe.Add(p, 128)), d4(unsafe.Add(p, 160)), d4(unsafe.Add(p, 192)), d4(unsafe.Add(p, 224))
+		for t := range w {
+			a := archsimd.BroadcastFloat64x4(w[t])
+			r := row(t, c)
+			s0 = s0.Add(a.Mul(x4(r)))
+			s1 = s1.Add(a.Mul(x4(unsafe.Add(r, 16))))
+			s2 = s2.Add(a.Mul(x4(unsafe.Add(r, 32))))
+			s3 = s3.Add(a.Mul(x4(unsafe.Add(r, 48))))
+			s4 = s4.Add(a.Mul(x4(unsafe.Add(r, 64))))
+			s5 = s5.Add(a.Mul(x4(unsafe.Add(r, 80))))
+			s6 = s6.Add(a.Mul(x4(unsafe.Add(r, 96))))
+			s7 = s7.Add(a.Mul(x4(unsafe.Add(r, 112))))
+		}
+		st(s0, p)
+		st(s1, unsafe.Add(p, 32))
+		st(s2, unsafe.Add(p, 64))
+		st(s3, unsafe.Add(p, 96))
+		st(s4, unsafe.Add(p, 128))
+		st(s5, unsafe.Add(p, 160))
+		st(s6, unsafe.Add(p, 192))
+		st(s7, unsafe.Add(p, 224))
+	}
+	for ; c+16 <= n; c += 16 {
+		p := unsafe.Add(pd, 8*c)
+		s0, s1, s2, s3 := d4(p), d4(unsafe.Add(p, 32)), d4(unsafe.Add(p, 64)), d4(unsafe.Add(p, 96))
+		for t := range w {
+			a := archsimd.BroadcastFloat64x4(w[t])
+			r := row(t, c)
+			s0 = s0.Add(a.Mul(x4(r)))
+			s1 = s1.Add(a.Mul(x4(unsafe.Add(r, 16))))
+			s2 = s2.Add(a.Mul(x4(unsafe.Add(r, 32))))
+			s3 = s3.Add(a.Mul(x4(unsafe.Add(r, 48))))
+		}
+		st(s0, p)
+		st(s1, unsafe.Add(p, 32))
+		st(s2, unsafe.Add(p, 64))
+		st(s3, unsafe.Add(p, 96))
+	}
+	for ; c < n; c += 4 {
+		p := unsafe.Add(pd, 8*c)
+		s := d4(p)
+		for t := range w {
+			s = s.Add(archsimd.BroadcastFloat64x4(w[t]).Mul(x4(row(t, c))))
+		}
+		st(s, p)
+	}
+	return n
+}
+
+// expT8 is expT4 eight at a time (AVX2): dst[j] = Exp32(src[j]-mx) while
+// all eight arguments of a group are in the fast range, the operations of
+// expFast in its order, one element per lane; it returns the count done.
+func expT8(dst, src []float32, mx float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 7
+	src = src[:n]
+	var (
+		mv    = archsimd.BroadcastFloat32x8(mx)
+		lo    = archsimd.BroadcastFloat32x8(expFastMin)
+		hi    = archsimd.BroadcastFloat32x8(expFastMax)
+		l2e   = archsimd.BroadcastFloat32x8(log2e)
+		mg    = archsimd.BroadcastFloat32x8(magic)
+		l2h   = archsimd.BroadcastFloat32x8(ln2Hi)
+		l2l   = archsimd.BroadcastFloat32x8(ln2Lo)
+		c0    = archsimd.BroadcastFloat32x8(1.9875691500e-4)
+		c1    = archsimd.BroadcastFloat32x8(1.3981999507e-3)
+		c2    = archsimd.BroadcastFloat32x8(8.3334519073e-3)
+		c3    = archsimd.BroadcastFloat32x8(4.1665795894e-2)
+		c4    = archsimd.BroadcastFloat32x8(1.6666665459e-1)
+		c5    = archsimd.BroadcastFloat32x8(5.0000001201e-1)
+		one   = archsimd.BroadcastFloat32x8(1)
+		mbits = archsimd.BroadcastUint32x8(0x4b400000 - 127) // Float32bits(magic) - 127
+	)
+	j := 0
+	for ; j < n; j += 8 {
+		a := archsimd.LoadFloat32x8((src[j : j+8 : j+8])).Sub(mv)
+		if a.GreaterEqual(lo).And(a.LessEqual(hi)).ToBits() != 0xff {
+			break
+		}
+		t := a.Mul(l2e).Add(mg)
+		nf := t.Sub(mg)
+		r := a.Sub(nf.Mul(l2h))
+		r = r.Sub(nf.Mul(l2l))
+		p := c0.Mul(r).Add(c1)
+		p = p.Mul(r).Add(c2)
+		p = p.Mul(r).Add(c3)
+		p = p.Mul(r).Add(c4)
+		p = p.Mul(r).Add(c5)
+		y := p.Mul(r.Mul(r)).Add(r).Add(one)
+		e := y.Mul(t.ToBits().Sub(mbits).ShiftAllLeft(23).BitsToFloat32())
+		e.StoreArray((*[8]float32)(dst[j : j+8 : j+8]))
+	}
+	return j
+}
+
+// shareTargetsT4 is ShareTargets four elements at a time (AVX2) over the
+// first len(y)&^3; it returns the count done (the caller has checked the
+// lengths).
+func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
+	defer clearUpper()
+	n := len(y) &^ 3
+	fv, sv := archsimd.BroadcastFloat64x4(f), archsimd.BroadcastFloat64x4(sign)
+	for k := 0; k < n; k += 4 {
+		xv := archsimd.LoadFloat32x4Array((*[4]float32)(x[k : k+4])).ConvertToFloat64()
+		pv := archsimd.LoadFloat64x4Array((*[4]float64)(p[k : k+4])).Add(sv.Mul(xv))
+		t := archsimd.LoadFloat64x4Array((*[4]float64)(tot[k : k+4])).Sub(pv)
+		fv.Mul(t).StoreArray((*[4]float64)(y[k : k+4]))
+	}
+	return n
+}
+
+// shareOutT4 is ShareOut four elements at a time (AVX2) over the first
+// len(out)&^3; it returns the count done (the caller has checked the
+// lengths).
+func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
+	defer clearUpper()
+	n := len(out) &^ 3
+	sg, fv, gv, dv := archsimd.BroadcastFloat64x4(sign), archsimd.BroadcastFloat64x4(f), archsimd.BroadcastFloat64x4(g), archsimd.BroadcastFloat64x4(den)
+	for e := 0; e < n; e += 4 {
+		yv := archsimd.LoadFloat32x4Array((*[4]float32)(y[e : e+4])).ConvertToFloat64()
+		ey := archsimd.LoadFloat64x4Array((*[4]float64)(by[e : e+4])).Add(sg.Mul(yv))
+		ey = archsimd.LoadFloat64x4Array((*[4]float64)(nonY[e : e+4])).Add(ey)
+		num := fv.Mul(ey).Add(archsimd.LoadFloat32x4Array((*[4]float32)(sv[e : e+4])).ConvertToFloat64())
+		if acc != nil {
+			num = num.Add(gv.Mul(archsimd.LoadFloat32x4Array((*[4]float32)(acc[e : e+4])).ConvertToFloat64()))
+		}
+		num.Div(dv).ConvertToFloat32().StoreArray((*[4]float32)(out[e : e+4]))
+	}
+	return n
+}

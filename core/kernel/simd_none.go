@@ -82,3 +82,25 @@ func maxT4(x []float32) (float32, bool) {
 func maxT8(x []float32) (float32, bool) {
 	panic("kernel: built without archsimd kernels")
 }
+
+// widenRowsT8 is never called here: vecLanes is not 8.
+func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
+// expT8 is never called here: vecLanes is not 8.
+func expT8(dst, src []float32, mx float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
+func expT4(dst, src []float32, mx float32) int {
+	panic("kernel: built without archsimd kernels")
+}
+
+func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
+func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

@@ -1,6 +1,9 @@
 package solve
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Small dense kernels used by NNLS and the SVD. Every product is rounded
 // explicitly (float64(x*y)) so that no platform may fuse it into an FMA,
@@ -8,7 +11,9 @@ import "unsafe"
 // arm64 and js/wasm. axpy, axpy4 and ger4 run their even part in vectors:
 // on amd64 in assembly (kernel_amd64.s), four lanes with AVX, else two with
 // SSE2; in wasm built with GOEXPERIMENT=simd in the two-lane archsimd loops
-// of simd.go (SIMD128). The same multiplies and adds, the same bits.
+// of simd.go (SIMD128). reflectRows has fused kernels that keep a strip of
+// its sums in registers over all the rows: AVX2 assembly, and in wasm
+// reflectRowsV2. The same multiplies and adds, the same bits.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {
@@ -161,13 +166,19 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 // to the rows head, rows[0], ..., rows[len(v)-1], where row r is
 // rows[r*stride : r*stride+len(head)]; s is scratch of length len(head).
 func reflectRows(head []float64, v []float64, tau float64, rows []float64, stride int, s []float64) {
-	if useAsm && vecLanes == 0 {
-		if done := reflectRowsVec(head, v, tau, rows, stride); done > 0 {
-			if done == len(head) {
-				return
-			}
-			head, rows, s = head[done:], rows[done:], s[done:]
+	done := 0
+	switch {
+	case vecLanes > 0 && len(v) > 0 && len(head) >= 2:
+		_ = rows[(len(v)-1)*stride+len(head)-1] // every row is in bounds
+		done = reflectRowsV2(head, v, tau, rows, stride)
+	case useAsm && vecLanes == 0:
+		done = reflectRowsVec(head, v, tau, rows, stride)
+	}
+	if done > 0 {
+		if done == len(head) {
+			return
 		}
+		head, rows, s = head[done:], rows[done:], s[done:]
 	}
 	w := len(head)
 	row := func(r int) []float64 { return rows[r*stride : r*stride+w : r*stride+w] }
@@ -208,4 +219,155 @@ func dot(x, y []float64) float64 {
 		s0 += float64(x[i] * y[i])
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// colMaxAbs raises cm[j] to |a[i*n+j]| where that is larger, over the m
+// rows of the m x n row-major matrix a (len(cm) >= n), and reports
+// whether a is free of NaNs (when it is not, cm is unspecified). A
+// maximum does not depend on the order of its elements: the vector
+// loops give the same values.
+func colMaxAbs(cm, a []float64, m, n int) bool {
+	cm, a = cm[:n], a[:m*n]
+	j0 := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && n >= 4:
+		j0 = n &^ 3
+		if !colMaxAbsV4(cm, a, m, n, j0) {
+			return false
+		}
+	case vecLanes > 0 && n >= 2:
+		j0 = n &^ 1
+		if !colMaxAbsV2(cm, a, m, n, j0) {
+			return false
+		}
+	}
+	if j0 == n {
+		return true
+	}
+	for i := 0; i < m; i++ {
+		row := a[i*n+j0 : i*n+n]
+		cm := cm[j0:n]
+		cm = cm[:len(row)]
+		for j, v := range row {
+			av := math.Abs(v)
+			if av > cm[j] { // not max: a runtime call in wasm
+				cm[j] = av
+			}
+			if v != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// scaleCols sets dst[i*ld+j] = a[i*n+j]*scl[j] for the m rows and n
+// columns of the row-major a, and, when nrm is not nil, adds the squares
+// of the products to nrm[j] in the order of the rows: elementwise, the
+// same bits in vectors. With dst and scl nil it only adds the squares of
+// a's elements to nrm (column sums of squares).
+func scaleCols(dst []float64, ld int, a []float64, m, n int, scl, nrm []float64) {
+	if m == 0 || n == 0 {
+		return
+	}
+	a = a[:m*n]
+	if dst != nil {
+		scl = scl[:n]
+		_ = dst[(m-1)*ld+n-1]
+	}
+	if nrm != nil {
+		nrm = nrm[:n]
+	}
+	j0 := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && n >= 4:
+		j0 = n &^ 3
+		scaleColsV4(dst, ld, a, m, n, scl, nrm, j0)
+	case vecLanes > 0 && n >= 2:
+		j0 = n &^ 1
+		scaleColsV2(dst, ld, a, m, n, scl, nrm, j0)
+	}
+	if j0 == n {
+		return
+	}
+	for i := 0; i < m; i++ {
+		src := a[i*n+j0 : i*n+n]
+		if dst == nil {
+			for j, t := range src {
+				nrm[j0+j] += float64(t * t)
+			}
+			continue
+		}
+		row := dst[i*ld+j0 : i*ld+n]
+		row = row[:len(src)]
+		for j, v := range src {
+			t := v * scl[j0+j]
+			row[j] = t
+			if nrm != nil {
+				nrm[j0+j] += float64(t * t)
+			}
+		}
+	}
+}
+
+// allFinite reports whether every element of a is finite (v-v == 0 fails
+// for NaN and the infinities).
+func allFinite(a []float64) bool {
+	i := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && len(a) >= 4:
+		i = len(a) &^ 3
+		if !allFiniteV4(a[:i]) {
+			return false
+		}
+	case vecLanes > 0 && len(a) >= 2:
+		i = len(a) &^ 1
+		if !allFiniteV2(a[:i]) {
+			return false
+		}
+	}
+	for _, v := range a[i:] {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// absMax returns max |a[i]| (0 for an empty a) of a finite a: a maximum,
+// the same value whatever the order of the elements.
+func absMax(a []float64) float64 {
+	amax := 0.0
+	i := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && len(a) >= 4:
+		i = len(a) &^ 3
+		amax = absMaxV4(a[:i])
+	case vecLanes > 0 && len(a) >= 2:
+		i = len(a) &^ 1
+		amax = absMaxV2(a[:i])
+	}
+	for _, v := range a[i:] {
+		if av := math.Abs(v); av > amax { // not max: a runtime call in wasm
+			amax = av
+		}
+	}
+	return amax
+}
+
+// scaleTo sets dst[i] = a[i]*f for i < len(a).
+func scaleTo(dst, a []float64, f float64) {
+	dst = dst[:len(a)]
+	i := 0
+	switch {
+	case hasVec4 && useAsm && useAVX && len(a) >= 4:
+		i = len(a) &^ 3
+		scaleToV4(dst[:i], a[:i], f)
+	case vecLanes > 0 && len(a) >= 2:
+		i = len(a) &^ 1
+		scaleToV2(dst[:i], a[:i], f)
+	}
+	for ; i < len(a); i++ {
+		dst[i] = a[i] * f
+	}
 }

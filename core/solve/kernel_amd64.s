@@ -264,10 +264,21 @@ g4avxdone:
 DATA signbit<>+0(SB)/8, $0x8000000000000000
 GLOBL signbit<>(SB), RODATA|NOPTR, $8
 
+// lanemask<>+8*(3-k): four quadwords, the first k with the sign bit set
+// (a VMASKMOVPD mask of k lanes, k = 1..3).
+DATA lanemask<>+0(SB)/8, $0xffffffffffffffff
+DATA lanemask<>+8(SB)/8, $0xffffffffffffffff
+DATA lanemask<>+16(SB)/8, $0xffffffffffffffff
+DATA lanemask<>+24(SB)/8, $0
+DATA lanemask<>+32(SB)/8, $0
+DATA lanemask<>+40(SB)/8, $0
+GLOBL lanemask<>(SB), RODATA|NOPTR, $48
+
 // func reflectRowsAVX(head *float64, w int, v *float64, nv int, tau float64, rows *float64, stride int)
 //
 // reflectRows for w columns and nv >= 1 rows, in strips
-// of 16 (then 8, then 4, then 1) columns whose sums s stay in registers: s = head + v[0]*row0
+// of 16 (then 8, then 4, then the last 1 to 3 with masked loads and
+// stores) columns whose sums s stay in registers: s = head + v[0]*row0
 // + v[1]*row1 + ... in order of the rows, head += (-tau)*s, then row r +=
 // (-(tau*v[r]))*s; every product and sum rounded as in the Go loops (AVX2
 // for the broadcast of a register, no FMA).
@@ -428,41 +439,48 @@ rf4r:
 	MOVQ         AX, BX
 	JMP          rf4
 
-	// The last w%4 columns one at a time, with the same scalar operations.
+	// The last w%4 columns as one strip of 4 with masked loads and
+	// stores (the lanes past w are neither read nor written), each active
+	// lane with the operations of the strips above.
 rf1:
-	LEAQ         1(BX), AX
-	CMPQ         AX, CX
-	JGT          rfdone
-	VMOVSD       (DI)(BX*8), X0
+	MOVQ         CX, AX
+	SUBQ         BX, AX              // 0..3 columns left
+	JZ           rfdone
+	LEAQ         lanemask<>(SB), R12
+	NEGQ         AX
+	VMOVUPD      24(R12)(AX*8), Y12  // lanes 0..left-1 set
+	VMASKMOVPD   (DI)(BX*8), Y12, Y0
 	LEAQ         (R8)(BX*8), R9
 	MOVQ         R9, R12
 	XORQ         R10, R10
 rf1s:
-	VMOVSD       (SI)(R10*8), X1
-	VMULSD       (R12), X1, X2
-	VADDSD       X2, X0, X0
+	VBROADCASTSD (SI)(R10*8), Y1
+	VMASKMOVPD   (R12), Y12, Y3
+	VMULPD       Y3, Y1, Y2
+	VADDPD       Y2, Y0, Y0
 	ADDQ         R11, R12
 	INCQ         R10
 	CMPQ         R10, DX
 	JLT          rf1s
-	VMULSD       X13, X0, X1
-	VADDSD       (DI)(BX*8), X1, X1
-	VMOVSD       X1, (DI)(BX*8)
+	VMULPD       Y13, Y0, Y1
+	VMASKMOVPD   (DI)(BX*8), Y12, Y3
+	VADDPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y12, (DI)(BX*8)
 	MOVQ         R9, R12
 	XORQ         R10, R10
 rf1r:
 	VMOVSD       (SI)(R10*8), X2
 	VMULSD       X15, X2, X2
 	VXORPD       X14, X2, X2
-	VMULSD       X0, X2, X1
-	VADDSD       (R12), X1, X1
-	VMOVSD       X1, (R12)
+	VBROADCASTSD X2, Y2
+	VMULPD       Y0, Y2, Y1
+	VMASKMOVPD   (R12), Y12, Y3
+	VADDPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y12, (R12)
 	ADDQ         R11, R12
 	INCQ         R10
 	CMPQ         R10, DX
 	JLT          rf1r
-	MOVQ         AX, BX
-	JMP          rf1
 
 rfdone:
 	VZEROUPPER

@@ -4,7 +4,10 @@ package solve
 
 // useAsm is false: this platform has no assembly loops. (A variable, as on
 // amd64, so that tests can set it.)
-var useAsm = false
+var (
+	useAsm = false
+	useAVX = false
+)
 
 func axpyVec(dst *float64, n int, alpha float64, x *float64) {
 	panic("solve: no assembly kernels on this platform")

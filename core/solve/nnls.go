@@ -124,6 +124,9 @@ func checkMatrix(fn, name string, a []float64, m, n int) error {
 	if len(a) != m*n {
 		return fmt.Errorf("solve: %s: len(%s) = %d, want %d (%d x %d): %w", fn, name, len(a), m*n, m, n, ErrShape)
 	}
+	if allFinite(a) {
+		return nil
+	}
 	for i, v := range a {
 		if v-v != 0 { // NaN or ±Inf
 			return fmt.Errorf("solve: %s: %s[%d] = %v: %w", fn, name, i, v, ErrNotFinite)
@@ -163,18 +166,8 @@ func (ws *NNLSWorkspace) NNLS(a []float64, m, n int, b []float64, x []float64) e
 	// The same pass checks that A is finite.
 	cmax := ws.norm[:n]
 	clear(cmax)
-	for i := 0; i < m; i++ {
-		row := a[i*n : i*n+n]
-		cm := cmax[:len(row)]
-		for j, v := range row {
-			av := math.Abs(v)
-			if av > cm[j] { // not max: a runtime call in wasm
-				cm[j] = av
-			}
-			if v != v {
-				return checkMatrix("NNLS", "a", a, m, n) // names the NaN
-			}
-		}
+	if !colMaxAbs(cmax, a, m, n) {
+		return checkMatrix("NNLS", "a", a, m, n) // names the NaN
 	}
 	for _, v := range cmax {
 		if v > math.MaxFloat64 {
@@ -204,17 +197,12 @@ func (ws *NNLSWorkspace) NNLS(a []float64, m, n int, b []float64, x []float64) e
 	norm := ws.norm[:c] // of the scaled columns and of the scaled b
 	clear(norm)
 	if direct {
-		cscl := cscl[:n]
+		// Row by row: w[i,j] = a[i,j] 2^-cexp[j], and the squares of each
+		// column summed in the order of the rows.
+		scaleCols(w, c, a, m, n, cscl, norm[:n])
 		for i := 0; i < m; i++ {
-			row := w[i*c : i*c+c]
-			src, nr := a[i*n:i*n+n], norm[:n]
-			for j, v := range src {
-				t := v * cscl[j]
-				row[j] = t
-				nr[j] += float64(t * t)
-			}
 			t := b[i] * bscl
-			row[n] = t
+			w[i*c+n] = t
 			norm[n] += float64(t * t)
 		}
 	} else {
@@ -223,13 +211,9 @@ func (ws *NNLSWorkspace) NNLS(a []float64, m, n int, b []float64, x []float64) e
 	for i0 := 0; !direct && i0 < m; i0 += nnlsBlockRows {
 		nb := min(nnlsBlockRows, m-i0)
 		blk := ws.blk[:nb*c]
+		scaleCols(blk, c, a[i0*n:(i0+nb)*n], nb, n, cscl, nil)
 		for r := 0; r < nb; r++ {
-			row := blk[r*c : r*c+c]
-			src := a[(i0+r)*n : (i0+r)*n+n]
-			for j, v := range src {
-				row[j] = v * cscl[j]
-			}
-			row[n] = b[i0+r] * bscl
+			blk[r*c+n] = b[i0+r] * bscl
 		}
 		ws.fold(w, blk, nb, c)
 	}

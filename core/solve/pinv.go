@@ -51,8 +51,8 @@ func pinvSolve(a []float64, m, n int, b []float64, k int, rcond float64, x []flo
 // of R' and multiplying with B (about 4mqr + 2mrk flops), or by applying
 // Q^T to B (about 4mqk). Then x = P Q_B [U_b[:, :r] D; 0].
 func pinvTall(a []float64, m, n int, b []float64, k int, rcond float64, x []float64) (int, error) {
-	ws := svdPool.Get().(*svdWork)
-	defer svdPool.Put(ws)
+	ws := getSVDWork()
+	defer putSVDWork(ws)
 	ws.qr.grow(m, n)
 	e := scaleInto(ws.qr.a, a)
 	ws.qr.factor(eps, true)
@@ -173,23 +173,8 @@ func (ws *svdWork) qrSolve(m, n int, b []float64, k int, rcond float64, e int, x
 			rf += float64(v * v)
 		}
 	}
-	ws.t = growFloats(ws.t, n)
-	z := ws.t[:n]
-	var ri float64
-	for c := range n {
-		clear(z)
-		z[c] = 1 / ra[c*n+c]
-		ri += float64(z[c] * z[c])
-		for i := c - 1; i >= 0; i-- {
-			var acc float64
-			row := ra[i*n : i*n+n]
-			for j := i + 1; j <= c; j++ {
-				acc += float64(row[j] * z[j])
-			}
-			z[i] = -acc / row[i]
-			ri += float64(z[i] * z[i])
-		}
-	}
+	ws.t = growFloats(ws.t, 4*n)
+	ri := invFrob2(ra, n, ws.t[:4*n])
 	if !(float64(math.Sqrt(rf)*math.Sqrt(ri))*rcond < 1) || math.IsInf(ri, 0) {
 		return false
 	}
@@ -284,4 +269,76 @@ func gerRows(rows, c, x []float64, k int) {
 	for ; l < len(c); l++ {
 		axpy(rows[l*k:l*k+k], c[l], x)
 	}
+}
+
+// invFrob2 returns ||R^-1||_F^2 for the n x n upper triangle R in the
+// first n rows of ra (row stride n), R^-1 column by column: z solves
+// R z = e_c by back substitution (z[c] = 1/R[c,c]; for i = c-1, ..., 0,
+// z[i] = -(sum over j = i+1..c of R[i,j] z[j], in that order) / R[i,i]),
+// and the squares are added column after column, z[c]^2 first, then
+// z[c-1]^2 down to z[0]^2. Each column's back substitution is one chain
+// of dependent operations; four columns run side by side (buf: 4n
+// floats holds their z), which changes no operation of either the
+// columns or the sum.
+func invFrob2(ra []float64, n int, buf []float64) float64 {
+	var ri float64
+	c := 0
+	for ; c+4 <= n; c += 4 {
+		z0, z1, z2, z3 := buf[:n], buf[n:2*n], buf[2*n:3*n], buf[3*n:4*n]
+		// The diagonal and the rows where only some of the four columns
+		// have entries (i in c..c+2), one column at a time.
+		for k, z := range [4][]float64{z0, z1, z2, z3} {
+			ck := c + k
+			z[ck] = 1 / ra[ck*n+ck]
+			for i := ck - 1; i >= c; i-- {
+				var acc float64
+				row := ra[i*n : i*n+n]
+				for j := i + 1; j <= ck; j++ {
+					acc += float64(row[j] * z[j])
+				}
+				z[i] = -acc / row[i]
+			}
+		}
+		// Rows below c: the four sums share j = i+1..c, then the longer
+		// columns go on to their own last rows.
+		for i := c - 1; i >= 0; i-- {
+			row := ra[i*n : i*n+n]
+			var a0, a1, a2, a3 float64
+			for j := i + 1; j <= c; j++ {
+				r := row[j]
+				a0 += float64(r * z0[j])
+				a1 += float64(r * z1[j])
+				a2 += float64(r * z2[j])
+				a3 += float64(r * z3[j])
+			}
+			a1 += float64(row[c+1] * z1[c+1])
+			a2 += float64(row[c+1] * z2[c+1])
+			a2 += float64(row[c+2] * z2[c+2])
+			a3 += float64(row[c+1] * z3[c+1])
+			a3 += float64(row[c+2] * z3[c+2])
+			a3 += float64(row[c+3] * z3[c+3])
+			d := row[i]
+			z0[i], z1[i], z2[i], z3[i] = -a0/d, -a1/d, -a2/d, -a3/d
+		}
+		for k, z := range [4][]float64{z0, z1, z2, z3} {
+			for i := c + k; i >= 0; i-- {
+				ri += float64(z[i] * z[i])
+			}
+		}
+	}
+	z := buf[:n]
+	for ; c < n; c++ {
+		z[c] = 1 / ra[c*n+c]
+		ri += float64(z[c] * z[c])
+		for i := c - 1; i >= 0; i-- {
+			var acc float64
+			row := ra[i*n : i*n+n]
+			for j := i + 1; j <= c; j++ {
+				acc += float64(row[j] * z[j])
+			}
+			z[i] = -acc / row[i]
+			ri += float64(z[i] * z[i])
+		}
+	}
+	return ri
 }

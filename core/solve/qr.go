@@ -68,11 +68,13 @@ func (f *qrPivot) factor(trunc float64, pivot bool) {
 	m, n, a := f.m, f.n, f.a
 	vn1, vn2 := f.vn1, f.vn2
 	total := 0.0
+	ss := f.s[:n] // each column's sum of squares, in the order of the rows
+	clear(ss)
+	scaleCols(nil, 0, a, m, n, nil, ss)
 	for j := range n {
 		f.perm[j] = j
-		ss := colSumSq(a, n, j, 0, m)
-		total += ss
-		vn1[j] = math.Sqrt(ss)
+		total += ss[j]
+		vn1[j] = math.Sqrt(ss[j])
 		vn2[j] = vn1[j]
 	}
 	trunc2 := -1.0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // svdWork holds the scratch memory of one SVD; svdPool recycles them.
@@ -19,20 +20,32 @@ type svdWork struct {
 // svdPool recycles svdWork values across calls.
 var svdPool = sync.Pool{New: func() any { return new(svdWork) }}
 
+// lastSVD holds the svdWork put back last, out of the pool, which drops
+// what it holds at garbage collections: a caller that solves one problem
+// at a time (the browser's worker) keeps its grown buffers.
+var lastSVD atomic.Pointer[svdWork]
+
+// getSVDWork returns an svdWork; give it back with putSVDWork.
+func getSVDWork() *svdWork {
+	if ws := lastSVD.Swap(nil); ws != nil {
+		return ws
+	}
+	return svdPool.Get().(*svdWork)
+}
+
+// putSVDWork returns ws for reuse.
+func putSVDWork(ws *svdWork) {
+	if old := lastSVD.Swap(ws); old != nil {
+		svdPool.Put(old)
+	}
+}
+
 // scaleInto sets dst = 2^-e a for the e that brings max|a_ij| into
-// [0.5, 1) (exact) and returns e; a zero matrix gives e = 0.
+// [0.5, 1) (exact) and returns e; a zero matrix gives e = 0. a is finite
+// (the callers checked).
 func scaleInto(dst, a []float64) int {
-	amax := 0.0
-	for _, v := range a {
-		if av := math.Abs(v); av > amax { // not max: a runtime call in wasm
-			amax = av
-		}
-	}
-	e := scaleExp(amax)
-	sc := math.Ldexp(1, -e)
-	for i, v := range a {
-		dst[i] = v * sc
-	}
+	e := scaleExp(absMax(a))
+	scaleTo(dst, a, math.Ldexp(1, -e))
 	return e
 }
 
@@ -53,8 +66,8 @@ func (ws *svdWork) bdsqrWork(n int) []float64 {
 // implicit-shift QR (bdsqr), which rotates Q_B^T and P_B^T into the
 // singular vectors of G. Finally U = Q [Q_B U_b; 0] and VT = (P_B V_b)^T.
 func tallSVD(a []float64, m, n int) (u, s, vt []float64, err error) {
-	ws := svdPool.Get().(*svdWork)
-	defer svdPool.Put(ws)
+	ws := getSVDWork()
+	defer putSVDWork(ws)
 	bd := &ws.bd
 	bd.grow(n, n)
 	var e int
