@@ -146,26 +146,9 @@ func CheckMagnitudes(s *sample.Sample) error {
 	return nil
 }
 
-// maxAbs is the largest |x[i]| (NaN if x holds one). It compares the
-// numbers' bits without the sign, which order as the magnitudes do: in
-// vector registers (maxMagVec) as far as they go, in four independent
-// maxima for the rest.
-func maxAbs(x []float32) float64 {
-	m, i := maxMagVec(x)
-	x = x[i:]
-	var m0, m1, m2, m3 uint32
-	i = 0
-	for ; i+4 <= len(x); i += 4 {
-		m0 = max(m0, math.Float32bits(x[i])&0x7fffffff)
-		m1 = max(m1, math.Float32bits(x[i+1])&0x7fffffff)
-		m2 = max(m2, math.Float32bits(x[i+2])&0x7fffffff)
-		m3 = max(m3, math.Float32bits(x[i+3])&0x7fffffff)
-	}
-	for ; i < len(x); i++ {
-		m0 = max(m0, math.Float32bits(x[i])&0x7fffffff)
-	}
-	return float64(math.Float32frombits(max(m, m0, m1, m2, m3)))
-}
+// maxAbs is the largest |x[i]| (NaN if x holds one), from the largest of
+// the numbers' bits without the sign (sample.MaxMag).
+func maxAbs(x []float32) float64 { return float64(math.Float32frombits(sample.MaxMag(x))) }
 
 // mib formats a byte count in MiB.
 func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+1<<20-1)>>20) }

@@ -126,9 +126,8 @@ func TestNonFiniteIsAnError(t *testing.T) {
 	}
 }
 
-// TestMaxAbsPaths checks maxAbs on the vector path (where the build has
-// one) and the portable loop alone against a plain loop, bit for bit (a
-// NaN's bits too), on every window of 0 to 40 elements (the loops' tails)
+// TestMaxAbsPaths checks maxAbs against a plain loop, bit for bit (a NaN's
+// bits too; sample.TestMaxMagPaths runs each path of MaxMag), on every window of 0 to 40 elements (the loops' tails)
 // along float32s of every exponent, sign and class: every bfloat16's and
 // float16's value, then random bit patterns.
 func TestMaxAbsPaths(t *testing.T) {
@@ -147,21 +146,13 @@ func TestMaxAbsPaths(t *testing.T) {
 		}
 		return math.Float64bits(float64(math.Float32frombits(m)))
 	}
-	widths := []int{0}
-	if magVecWidth != 0 {
-		widths = []int{magVecWidth, 0}
+	if got, want := math.Float64bits(maxAbs(x)), ref(x); got != want {
+		t.Fatalf("maxAbs of all = %#016x, want %#016x", got, want)
 	}
-	defer func(w int) { magVecWidth = w }(magVecWidth)
-	for _, w := range widths {
-		magVecWidth = w
-		if got, want := math.Float64bits(maxAbs(x)), ref(x); got != want {
-			t.Fatalf("vector width %d: maxAbs of all = %#016x, want %#016x", w, got, want)
-		}
-		for i := 0; i+40 <= len(x); i += 1 + i%97 {
-			for n := range 41 {
-				if got, want := math.Float64bits(maxAbs(x[i:i+n])), ref(x[i:i+n]); got != want {
-					t.Fatalf("vector width %d: maxAbs(x[%d:%d]) = %#016x, want %#016x", w, i, i+n, got, want)
-				}
+	for i := 0; i+40 <= len(x); i += 1 + i%97 {
+		for n := range 41 {
+			if got, want := math.Float64bits(maxAbs(x[i:i+n])), ref(x[i:i+n]); got != want {
+				t.Fatalf("maxAbs(x[%d:%d]) = %#016x, want %#016x", i, i+n, got, want)
 			}
 		}
 	}

@@ -353,7 +353,7 @@ func unflatten(i int, shape []int) []int {
 
 // firstNonFinite returns the index of the first NaN or infinity in x, or
 // -1. It looks at x a block at a time: a block whose largest magnitude
-// (maxMag) is finite holds none, and only a block that holds one is
+// (MaxMag) is finite holds none, and only a block that holds one is
 // searched element by element. (Many calls on short blocks rather than one
 // long loop also let WebAssembly engines optimise the loop early: V8 runs
 // a function's first calls in its baseline compiler and cannot swap the
@@ -361,7 +361,7 @@ func unflatten(i int, shape []int) []int {
 func firstNonFinite(x []float32) int {
 	for off := 0; off < len(x); off += scanBlock {
 		b := x[off:min(off+scanBlock, len(x))]
-		if maxMag(b) < 0x7f800000 {
+		if MaxMag(b) < 0x7f800000 {
 			continue
 		}
 		for i, v := range b {
@@ -376,11 +376,11 @@ func firstNonFinite(x []float32) int {
 // scanBlock is the number of float32s firstNonFinite looks at a time.
 const scanBlock = 16 << 10
 
-// maxMag returns the largest of the bits of x without the sign (0 for an
+// MaxMag returns the largest of the bits of x without the sign (0 for an
 // empty x), which order as the magnitudes do: at least 0x7f800000 (an
 // infinity's) exactly when x holds a NaN or an infinity. Vector registers
 // take what they can (maxMagVec), the loop the rest.
-func maxMag(x []float32) uint32 {
+func MaxMag(x []float32) uint32 {
 	m, i := maxMagVec(x)
 	for _, v := range x[i:] {
 		m = max(m, math.Float32bits(v)&0x7fffffff)

@@ -23,7 +23,7 @@ func scanPatterns() []float32 {
 	return x
 }
 
-// refMaxMag and refFirstNonFinite are the plain loops maxMag and
+// refMaxMag and refFirstNonFinite are the plain loops MaxMag and
 // firstNonFinite must agree with.
 func refMaxMag(x []float32) uint32 {
 	var m uint32
@@ -42,7 +42,7 @@ func refFirstNonFinite(x []float32) int {
 	return -1
 }
 
-// TestMaxMagPaths checks maxMag on the vector path (where the build has
+// TestMaxMagPaths checks MaxMag on the vector path (where the build has
 // one) and the portable one against refMaxMag, on every window of 0 to 40
 // elements (the vector loop's tails) at every start of a stretch of the
 // patterns, and on the whole of them.
@@ -55,13 +55,13 @@ func TestMaxMagPaths(t *testing.T) {
 	defer func(w int) { vecWidth = w }(vecWidth)
 	for _, w := range widths {
 		vecWidth = w
-		if got, want := maxMag(x), refMaxMag(x); got != want {
-			t.Fatalf("vector width %d: maxMag of all = %#08x, want %#08x", w, got, want)
+		if got, want := MaxMag(x), refMaxMag(x); got != want {
+			t.Fatalf("vector width %d: MaxMag of all = %#08x, want %#08x", w, got, want)
 		}
 		for i := 0; i+40 <= len(x); i += 1 + i%97 {
 			for n := range 41 {
-				if got, want := maxMag(x[i:i+n]), refMaxMag(x[i:i+n]); got != want {
-					t.Fatalf("vector width %d: maxMag(x[%d:%d]) = %#08x, want %#08x", w, i, i+n, got, want)
+				if got, want := MaxMag(x[i:i+n]), refMaxMag(x[i:i+n]); got != want {
+					t.Fatalf("vector width %d: MaxMag(x[%d:%d]) = %#08x, want %#08x", w, i, i+n, got, want)
 				}
 			}
 		}
