@@ -18,6 +18,39 @@ import (
 	"github.com/haeols/haeols/wasm/worker"
 )
 
+// writeSample writes the default preset at the given shape as
+// dir/samples/name, in float16, and returns its size in bytes.
+func writeSample(t *testing.T, dir, name string, layers, heads, kvHeads, tokens, d int) int64 {
+	t.Helper()
+	cfg, err := gen.DefaultConfig("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Tokens, cfg.Dim = layers, heads, kvHeads, tokens, d
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "samples"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "samples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sample.WriteSafetensors(f, s, sample.F16); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
 // openMarks records, in the app page (not its frames), when each part of
 // the first answer is first on screen, in ms of performance.now() since
 // the navigation started: the selected head's numbers ("head": its title
@@ -100,28 +133,7 @@ func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 
 func TestAppOpenTimes(t *testing.T) {
 	appSetup(t)
 	dir := t.TempDir()
-	cfg, err := gen.DefaultConfig("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Tokens, cfg.Dim = 4, 8, 2, 4096, 128
-	s, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "samples"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, "samples", "big4k.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sample.WriteSafetensors(f, s, sample.F16); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeSample(t, dir, "big4k.safetensors", 4, 8, 2, 4096, 128)
 	site := StartSiteWith(t, dir)
 	for _, c := range []struct{ name, query, shot string }{
 		{"default sample", "", "app-open-default"},
@@ -168,30 +180,8 @@ func TestAppLinkedSampleMissing(t *testing.T) {
 func TestAppGridHelpers(t *testing.T) {
 	appSetup(t)
 	dir := t.TempDir()
-	cfg, err := gen.DefaultConfig("default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.Tokens, cfg.Dim = 2, 8, 2, 2048, 128
-	s, err := gen.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "samples"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, "samples", "mid.safetensors"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sample.WriteSafetensors(f, s, sample.F16); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(f.Name()); err != nil || st.Size() < worker.ShareMinBytes {
-		t.Fatalf("the sample is %v bytes (%v), want at least %d", st.Size(), err, worker.ShareMinBytes)
+	if size := writeSample(t, dir, "mid.safetensors", 2, 8, 2, 2048, 128); size < worker.ShareMinBytes {
+		t.Fatalf("the sample is %d bytes, want at least %d", size, worker.ShareMinBytes)
 	}
 	site := StartSiteWith(t, dir)
 	type seen struct {
