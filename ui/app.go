@@ -148,7 +148,7 @@ func (c *Root) Start() {
 		return
 	}
 	c.started = true
-	b, err := newBridge("worker.js", c.onResponse)
+	b, err := newBridge(c.onResponse)
 	if err != nil {
 		c.ErrMsg = err.Error()
 		return

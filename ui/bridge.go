@@ -20,27 +20,15 @@ type bridge struct {
 	onMsg  js.Func
 }
 
-// newBridge starts the worker script at url (relative to the page). When
-// the page compiled app.wasm (window.haeolsAppModule, see index.html) the
-// worker gets that module as its first message and runs it (worker.js's
-// "#module"), instead of fetching and compiling app.wasm a second time.
-func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error) {
-	ctor := js.Global().Get("Worker")
-	if !ctor.Truthy() {
+// newBridge connects to the page's worker (window.haeolsWorker, which
+// index.html made with worker.js and sends the compiled app.wasm), calling
+// handle with each of its answers.
+func newBridge(handle func(wire.Response, js.Value)) (*bridge, error) {
+	w := js.Global().Get("haeolsWorker")
+	if !w.Truthy() {
 		return nil, errors.New("this browser cannot run Web Workers, which the simulator needs")
 	}
-	var b *bridge
-	if mod := js.Global().Get("haeolsAppModule"); mod.Truthy() {
-		b = &bridge{worker: ctor.New(url + "#module")}
-		msg := js.Global().Get("Object").New()
-		setValue(msg, "module", mod)
-		// The page's count of cores, which the worker's helpers follow
-		// (wasm/worker's Pool).
-		setValue(msg, "cores", js.Global().Get("navigator").Get("hardwareConcurrency"))
-		b.worker.Call("postMessage", msg)
-	} else {
-		b = &bridge{worker: ctor.New(url)}
-	}
+	b := &bridge{worker: w}
 	b.onMsg = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
 		if len(args) == 0 {
 			return nil
@@ -74,6 +62,10 @@ func newBridge(url string, handle func(wire.Response, js.Value)) (*bridge, error
 		return nil
 	})
 	b.worker.Call("addEventListener", "error", onErr)
+	if e := js.Global().Get("haeolsWorkerError"); e.Truthy() {
+		// index.html's worker failed before this listened.
+		go handle(wire.Response{Op: "error", Error: "worker: " + e.String(), Done: true}, js.Undefined())
+	}
 	return b, nil
 }
 

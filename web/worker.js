@@ -3,19 +3,86 @@
 // bridges messages {json: "...", buffers: {name: ArrayBuffer}} (package wire).
 // Messages that arrive before the Go side is ready are queued. Started as
 // worker.js#module, it waits for the app.wasm module the page compiled, sent
-// as its first message {module: WebAssembly.Module}; otherwise it fetches
-// and compiles app.wasm itself. Started as worker.js#helper by a worker, it
-// is that worker's helper (a grid's share of the KV heads) and waits for
-// the module the same way.
+// as {module: WebAssembly.Module, cores: N}; otherwise it fetches and
+// compiles app.wasm itself. Started as worker.js#helper by a worker, it is
+// that worker's helper (a grid's share of the KV heads) and waits for the
+// module the same way. Started as worker.js?sample=samples/NAME, it fetches
+// that sample file of the site at once (see haeolsFetch).
 "use strict";
 importScripts("wasm_exec.js");
 
+// The largest file the worker opens (wasm/worker's MaxFileBytes): a
+// prefetch does not read a body that declares more.
+const prefetchMaxBytes = 1 << 30;
+
+// prefetched is the file the page's link names, fetched while the page and
+// this worker start: {url (absolute), abort, answer: a promise of an object
+// like a fetch Response (ok, status, statusText, headers, arrayBuffer)}.
+let prefetched = null;
+
+function prefetch(url) {
+	const abort = new AbortController();
+	const answer = fetch(url, {signal: abort.signal}).then(async (resp) => {
+		const n = Number(resp.headers.get("content-length"));
+		if (!resp.ok || !(n >= 0 && n <= prefetchMaxBytes)) {
+			return resp; // unread: the Go side says why it refuses it
+		}
+		// Read now: an unread body stops downloading once Chromium's
+		// buffer is full.
+		const buf = await resp.arrayBuffer();
+		return {ok: true, status: resp.status, statusText: resp.statusText, headers: resp.headers, arrayBuffer: () => Promise.resolve(buf)};
+	});
+	answer.catch(() => {}); // a failed prefetch is fetched again
+	prefetched = {url: new URL(url, self.location.href).href, abort, answer};
+}
+
+// Only a sample file of the site (ui/state's SampleKind "url"); the Go
+// side drops the prefetch when it loads something else.
+const linked = new URLSearchParams(self.location.search).get("sample");
+if (linked !== null && /^samples\/[A-Za-z0-9][\w.-]*\.(safetensors|npz|npy)$/.test(linked)) {
+	prefetch(linked);
+}
+
+// haeolsFetch is fetch(url) for the Go side (wasm/worker's fetch): the
+// prefetched file when it is that URL's (else fetched again), and a fresh
+// fetch otherwise. The prefetch is handed out once, or dropped by the first
+// fetch or load of anything else (haeolsDropPrefetch).
+self.haeolsFetch = (url) => {
+	const p = prefetched;
+	prefetched = null;
+	if (p !== null && p.url === new URL(url, self.location.href).href) {
+		return p.answer.catch(() => fetch(url));
+	}
+	if (p !== null) {
+		p.abort.abort();
+	}
+	return fetch(url);
+};
+self.haeolsDropPrefetch = () => {
+	if (prefetched !== null) {
+		prefetched.abort.abort();
+		prefetched = null;
+	}
+};
+
 const pending = [];
+// worker.js#helper is a helper worker (wasm/worker's Pool), started by a
+// worker with the module it runs; a helper starts no helpers.
+self.haeolsHelper = self.location.hash === "#helper";
+// Whether the Go program was started (or is waiting for its module).
+let started = !(self.location.hash === "#module" || self.haeolsHelper);
 self.onmessage = (e) => {
-	if (self.haeolsReceive) {
-		self.haeolsReceive(e.data);
+	const d = e.data;
+	if (!started) {
+		started = true;
+		if (d && typeof d.cores === "number") {
+			self.haeolsCores = d.cores; // the page's count
+		}
+		start(d && d.module).catch(fail);
+	} else if (self.haeolsReceive) {
+		self.haeolsReceive(d);
 	} else {
-		pending.push(e.data);
+		pending.push(d);
 	}
 };
 self.haeolsReady = () => {
@@ -53,18 +120,6 @@ async function start(mod) {
 	go.run(inst).then(() => fail("the Go program exited"));
 }
 
-// worker.js#helper is a helper worker (wasm/worker's Pool), started by a
-// worker with the module it runs; a helper starts no helpers.
-self.haeolsHelper = self.location.hash === "#helper";
-if (self.location.hash === "#module" || self.haeolsHelper) {
-	const queue = self.onmessage;
-	self.onmessage = (e) => {
-		self.onmessage = queue;
-		if (e.data && typeof e.data.cores === "number") {
-			self.haeolsCores = e.data.cores; // the page's count
-		}
-		start(e.data && e.data.module).catch(fail);
-	};
-} else {
+if (started) {
 	start(null).catch(fail);
 }

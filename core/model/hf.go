@@ -2,8 +2,8 @@ package model
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/haeols/haeols/core/model/hf"
 	"github.com/haeols/haeols/core/model/quant"
@@ -43,7 +43,24 @@ var hfGlobal = map[string]string{
 	"lm_head.weight":            "output.weight",
 }
 
-var layerName = regexp.MustCompile(`^model\.layers\.(0|[1-9][0-9]{0,4})\.(.+)$`)
+// layerName splits "model.layers.N.REST" into N (0, or 1 to 5 digits
+// without a leading zero) and REST (not empty, no newline).
+func layerName(name string) (layer, rest string, ok bool) {
+	s, ok := strings.CutPrefix(name, "model.layers.")
+	if !ok {
+		return "", "", false
+	}
+	layer, rest, ok = strings.Cut(s, ".")
+	if !ok || rest == "" || strings.Contains(rest, "\n") || layer == "" || len(layer) > 5 || layer[0] == '0' && len(layer) > 1 {
+		return "", "", false
+	}
+	for _, c := range []byte(layer) {
+		if c < '0' || c > '9' {
+			return "", "", false
+		}
+	}
+	return layer, rest, true
+}
 
 // HFName is the GGUF name of a Hugging Face tensor name, "" if it is not
 // one of the Llama family's.
@@ -51,15 +68,15 @@ func HFName(name string) string {
 	if g, ok := hfGlobal[name]; ok {
 		return g
 	}
-	m := layerName.FindStringSubmatch(name)
-	if m == nil {
-		return ""
-	}
-	g, ok := hfLayer[m[2]]
+	layer, rest, ok := layerName(name)
 	if !ok {
 		return ""
 	}
-	return "blk." + m[1] + "." + g
+	g, ok := hfLayer[rest]
+	if !ok {
+		return ""
+	}
+	return "blk." + layer + "." + g
 }
 
 // GGUFToHF is the Hugging Face name of a GGUF weight name ("" if none).
@@ -82,9 +99,9 @@ func GGUFToHF(name string) string {
 	return ""
 }
 
-// rotaryBuffer matches the inverse-frequency buffers some checkpoints
-// store; they are derived from the config and skipped.
-var rotaryBuffer = regexp.MustCompile(`rotary_emb\.inv_freq$`)
+// rotaryBuffer is the name ending of the inverse-frequency buffers some
+// checkpoints store; they are derived from the config and skipped.
+const rotaryBuffer = "rotary_emb.inv_freq"
 
 // FromHF builds the checkpoint of a Hugging Face folder: the config from
 // config.json (Llama 3.1 rope scaling as factors), the F32, F16 or BF16
@@ -106,7 +123,7 @@ func FromHF(f *hf.Folder) (*Checkpoint, error) {
 	}
 	ck := &Checkpoint{Config: c, Weights: map[string]*Weight{}}
 	for _, t := range f.Tensors {
-		if rotaryBuffer.MatchString(t.Name) {
+		if strings.HasSuffix(t.Name, rotaryBuffer) {
 			continue
 		}
 		g := HFName(t.Name)

@@ -3,8 +3,13 @@ package worker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -388,5 +393,21 @@ func TestHelpersForCores(t *testing.T) {
 		if got := HelpersFor(cores); got != want {
 			t.Errorf("HelpersFor(%d) = %d, want %d", cores, got, want)
 		}
+	}
+}
+
+// TestPrefetchLimit: web/worker.js reads a prefetched file (a sample the
+// page's link names) only up to the same size the worker opens.
+func TestPrefetchLimit(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "web", "worker.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if MaxFileBytes&(MaxFileBytes-1) != 0 {
+		t.Fatalf("MaxFileBytes %d is not a power of two: write it in worker.js as it is", MaxFileBytes)
+	}
+	want := fmt.Sprintf("const prefetchMaxBytes = 1 << %d;", bits.TrailingZeros64(uint64(MaxFileBytes)))
+	if !strings.Contains(string(src), want) {
+		t.Errorf("web/worker.js lacks %q (MaxFileBytes = %d)", want, int64(MaxFileBytes))
 	}
 }

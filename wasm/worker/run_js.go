@@ -51,6 +51,13 @@ func Run() {
 			relay.reset()
 			return nil
 		}
+		if req.Op == wire.OpLoad && (req.Source == nil || req.Source.Kind != "url") {
+			// A load of anything but a fetched file: a file the page had
+			// this worker prefetch is not wanted (worker.js).
+			if drop := self.Get("haeolsDropPrefetch"); drop.Type() == js.TypeFunction {
+				drop.Invoke()
+			}
+		}
 		bufs := map[string][]byte{}
 		if b := data.Get("buffers"); b.Type() == js.TypeObject {
 			// A sample or checkpoint, and a checkpoint's tokenizer; the
@@ -234,7 +241,12 @@ func fetch(url string) ([]byte, error) {
 		bad.Release()
 		return r.v, r.err
 	}
-	resp, err := await(js.Global().Call("fetch", url))
+	// worker.js's haeolsFetch hands out a file the page had it prefetch.
+	fetcher := "fetch"
+	if js.Global().Get("haeolsFetch").Type() == js.TypeFunction {
+		fetcher = "haeolsFetch"
+	}
+	resp, err := await(js.Global().Call(fetcher, url))
 	if err != nil {
 		return nil, err
 	}

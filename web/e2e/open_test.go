@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,31 @@ func TestAppGridHelpers(t *testing.T) {
 	}
 	if len(shared.cells) != 16 || strings.Join(shared.cells, " ") != strings.Join(alone.cells, " ") || shared.mean == "" || shared.mean != alone.mean {
 		t.Errorf("the grids differ:\n%v %q\n%v %q", shared.cells, shared.mean, alone.cells, alone.mean)
+	}
+}
+
+// TestAppPrefetchesLinkedSample: a link to a sample file of the site has
+// the worker fetch it as the page starts (index.html), before the page has
+// compiled app.wasm and drawn its first view (which makes the heatmap
+// page), and the load uses that fetch: the file is asked for once. A link
+// to a file the app will not load (a bad name) fetches nothing.
+func TestAppPrefetchesLinkedSample(t *testing.T) {
+	site, b := openApp(t, "?sample=samples/needle.safetensors")
+	if st := site.Statuses("/samples/needle.safetensors"); len(st) != 1 || st[0] != 200 {
+		t.Errorf("samples/needle.safetensors answered %v, want 200 once", st)
+	}
+	reqs := site.Requests()
+	at := func(p string) int { return slices.Index(reqs, p) }
+	if s, h := at("/samples/needle.safetensors"), at("/heatmap.html"); s < 0 || h < 0 || s > h {
+		t.Errorf("requests %v: the sample (at %d) was not asked for before the heatmap page (at %d)", reqs, s, h)
+	}
+	if !strings.Contains(MustEval[string](b, `document.body.innerText`), "needle") {
+		t.Errorf("the page does not show the needle sample")
+	}
+	site2, _ := openApp(t, "?sample=samples/..needle.safetensors")
+	for _, p := range site2.Requests() {
+		if strings.HasPrefix(p, "/samples/") {
+			t.Errorf("a link the app refuses fetched %s", p)
+		}
 	}
 }

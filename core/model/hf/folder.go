@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/haeols/haeols/core/model/quant"
 	"github.com/haeols/haeols/core/safetensors"
@@ -55,8 +55,22 @@ func (f *Folder) Tensor(name string) (*safetensors.Tensor, bool) {
 	return t, ok
 }
 
-// shardName is a plain safetensors file name: no directories, no "..".
-var shardName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*\.safetensors$`)
+// shardName reports whether file is a plain safetensors file name: ASCII
+// letters, digits, '_', '.' and '-', not starting with '.' or '-' (no
+// directories, no ".."), ending in ".safetensors" after at least one
+// character.
+func shardName(file string) bool {
+	base, ok := strings.CutSuffix(file, ".safetensors")
+	if !ok || base == "" || base[0] == '.' || base[0] == '-' {
+		return false
+	}
+	for _, c := range []byte(base) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // index is model.safetensors.index.json.
 type index struct {
@@ -75,7 +89,7 @@ func parseIndex(data []byte) (*index, []string, error) {
 	seen := map[string]bool{}
 	var shards []string
 	for name, file := range ix.WeightMap {
-		if !shardName.MatchString(file) {
+		if !shardName(file) {
 			return nil, nil, fmt.Errorf("%w: %s: tensor %s is in %q, not a plain .safetensors file name", ErrFolder, IndexFile, name, file)
 		}
 		if !seen[file] {
