@@ -156,10 +156,8 @@ func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+1<<20-1)>>20) }
 // checkFinite returns an error wrapping ErrNonFinite naming what if x holds
 // a NaN or an infinity.
 func checkFinite(what string, x []float32) error {
-	for i, v := range x {
-		if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
-			return fmt.Errorf("%w: %s overflow float32 (%v at index %d); the sample's values are too large for float32 arithmetic", ErrNonFinite, what, v, i)
-		}
+	if i := sample.FirstNonFinite(x); i >= 0 {
+		return fmt.Errorf("%w: %s overflow float32 (%v at index %d); the sample's values are too large for float32 arithmetic", ErrNonFinite, what, x[i], i)
 	}
 	return nil
 }

@@ -260,6 +260,12 @@ func TestRowEntropy(t *testing.T) {
 			tol[i] = 2*epsLog + 4*u + 2*gamma(n) + math.Abs(tot-1)
 		}
 		checkClose(t, fmt.Sprintf("%v: RowEntropy", s), dst, want, tol)
+		// Rows taken two at a time give each row's bits alone.
+		for i := 0; i < m; i++ {
+			one := make([]float32, 1)
+			RowEntropy(one, a[i*n:i*n+n], 1, n)
+			sameBits(t, fmt.Sprintf("%v: RowEntropy of row %d alone", s, i), one, dst[i:i+1])
+		}
 	}
 	// Edges: one-hot row 0, uniform row 1, n == 1 gives 1.
 	dst := make([]float32, 2)
@@ -775,5 +781,56 @@ func TestAxpyWiden(t *testing.T) {
 				t.Fatalf("n=%d w=%g: dst[%d] = %v, want %v", tc.n, tc.w, i, dst[i], want[i])
 			}
 		}
+	}
+}
+
+// TestSoftmaxAttend: Calibrate's fused softmax and attention give the bits
+// of SoftmaxRows followed by AddLogits on an empty partial, on every path,
+// for rows the vectors take (one or two at a time: odd and even row
+// counts, rows past a chunk of expChunk keys) and rows they leave to the
+// kernels' own paths (all -Inf, a NaN, a zero maximum of either sign, -Inf
+// keys among finite ones).
+func TestSoftmaxAttend(t *testing.T) {
+	r := &rng{23}
+	inf := float32(math.Inf(1))
+	for _, p := range kernelPaths() {
+		withPath(p, func() {
+			for _, sh := range []struct{ m, n, d int }{{1, 5, 3}, {2, 8, 4}, {3, 300, 8}, {7, 513, 16}, {6, 1024, 64}, {5, 3, 2}} {
+				m, n, d := sh.m, sh.n, sh.d
+				s, v := make([]float32, m*n), r.vec(n*d)
+				for i := range s {
+					s[i] = 9 * r.unif()
+				}
+				special := [][]float32{
+					{-inf}, // every logit -Inf
+					{float32(math.NaN())},
+					{0, float32(math.Copysign(0, -1)), -1}, // a zero maximum
+					{-inf, 2},                              // -Inf keys among finite ones
+				}
+				for i := 0; i < m && i < len(special); i += 2 {
+					row := s[i*n : i*n+n]
+					for j := range row {
+						row[j] = special[i/2][j%len(special[i/2])]
+						if i/2 == 3 && j%2 == 1 {
+							row[j] = 3 * r.unif()
+						}
+					}
+				}
+				a, mu, sum := make([]float32, m*n), make([]float32, m), make([]float32, m)
+				a2, mu2, sum2 := make([]float32, m*n), make([]float32, m), make([]float32, m)
+				SoftmaxRows(a, s, m, n, mu, sum)
+				want := NewPartial(m, d)
+				want.AddLogits(s, n, nil, v)
+				got := NewPartial(m, d)
+				softmaxAttend(a2, s, m, n, mu2, sum2, got, v)
+				what := fmt.Sprintf("%s m=%d n=%d d=%d", p.name, m, n, d)
+				sameBits(t, what+" attention", a2, a)
+				sameBits(t, what+" row maxima", mu2, mu)
+				sameBits(t, what+" row sums", sum2, sum)
+				sameBits(t, what+" partial maxima", got.Max, want.Max)
+				sameBits(t, what+" partial sums", got.Sum, want.Sum)
+				sameBits(t, what+" partial values", got.Acc, want.Acc)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -407,6 +408,66 @@ func expT8(dst, src []float32, mx float32) int {
 		y := p.Mul(r.Mul(r)).Add(r).Add(one)
 		e := y.Mul(t.ToBits().Sub(mbits).ShiftAllLeft(23).BitsToFloat32())
 		e.StoreArray((*[8]float32)(dst[j : j+8 : j+8]))
+	}
+	return j
+}
+
+// xlogxT8 is xlogxT4 eight at a time (AVX2): dst[j] = xlogx(src[j]) while
+// all eight of a group are normal, positive and finite, the operations of
+// xlogxGo's fast branch in its order, one element per lane; it returns the
+// count done.
+func xlogxT8(dst, src []float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 7
+	src = src[:n]
+	var (
+		lo    = archsimd.BroadcastFloat32x8(minNorm)
+		hi    = archsimd.BroadcastFloat32x8(math.MaxFloat32)
+		mant  = archsimd.BroadcastUint32x8(0x007fffff)
+		expo1 = archsimd.BroadcastUint32x8(0x3f800000)
+		bias  = archsimd.BroadcastInt32x8(127)
+		s2    = archsimd.BroadcastFloat32x8(sqrt2)
+		half  = archsimd.BroadcastFloat32x8(0.5)
+		one   = archsimd.BroadcastFloat32x8(1)
+		c0    = archsimd.BroadcastFloat32x8(7.0376836292e-2)
+		c1    = archsimd.BroadcastFloat32x8(1.1514610310e-1)
+		c2    = archsimd.BroadcastFloat32x8(1.1676998740e-1)
+		c3    = archsimd.BroadcastFloat32x8(1.2420140846e-1)
+		c4    = archsimd.BroadcastFloat32x8(1.4249322787e-1)
+		c5    = archsimd.BroadcastFloat32x8(1.6668057665e-1)
+		c6    = archsimd.BroadcastFloat32x8(2.0000714765e-1)
+		c7    = archsimd.BroadcastFloat32x8(2.4999993993e-1)
+		c8    = archsimd.BroadcastFloat32x8(3.3333331174e-1)
+		l2h   = archsimd.BroadcastFloat32x8(ln2Hi)
+		l2l   = archsimd.BroadcastFloat32x8(ln2Lo)
+	)
+	j := 0
+	for ; j < n; j += 8 {
+		x := archsimd.LoadFloat32x8(src[j : j+8 : j+8])
+		if x.GreaterEqual(lo).And(x.LessEqual(hi)).ToBits() != 0xff {
+			break
+		}
+		b := x.ToBits()
+		e := b.ShiftAllRight(23).BitsToInt32().Sub(bias)
+		m := b.And(mant).Or(expo1).BitsToFloat32()
+		big := m.Greater(s2)
+		m = m.Mul(half).IfElse(big, m)
+		e = e.Sub(big.ToInt32x8()) // a true lane is -1
+		f := m.Sub(one)
+		z := f.Mul(f)
+		p := c0.Mul(f).Sub(c1)
+		p = p.Mul(f).Add(c2)
+		p = p.Mul(f).Sub(c3)
+		p = p.Mul(f).Add(c4)
+		p = p.Mul(f).Sub(c5)
+		p = p.Mul(f).Add(c6)
+		p = p.Mul(f).Sub(c7)
+		p = p.Mul(f).Add(c8)
+		y := p.Mul(f).Mul(z)
+		ef := e.ConvertToFloat32()
+		y = y.Add(ef.Mul(l2l))
+		y = y.Sub(half.Mul(z))
+		x.Mul(f.Add(y).Add(ef.Mul(l2h))).StoreArray((*[8]float32)(dst[j : j+8 : j+8]))
 	}
 	return j
 }

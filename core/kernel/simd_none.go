@@ -104,3 +104,7 @@ func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []
 func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
+
+func xlogxT8(dst, src []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

@@ -116,3 +116,8 @@ func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []
 func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
+
+// xlogxT8 is never called here: vecLanes is not 8.
+func xlogxT8(dst, src []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

@@ -206,7 +206,7 @@ func (s *Sample) Validate() error {
 		return err
 	}
 	for _, t := range ts {
-		if i := firstNonFinite(t.x); i >= 0 {
+		if i := FirstNonFinite(t.x); i >= 0 {
 			return &Error{Tensor: t.name, Err: fmt.Errorf("non-finite value %v at %v (flat index %d)", t.x[i], unflatten(i, t.shape), i)}
 		}
 	}
@@ -351,14 +351,14 @@ func unflatten(i int, shape []int) []int {
 	return idx
 }
 
-// firstNonFinite returns the index of the first NaN or infinity in x, or
+// FirstNonFinite returns the index of the first NaN or infinity in x, or
 // -1. It looks at x a block at a time: a block whose largest magnitude
 // (MaxMag) is finite holds none, and only a block that holds one is
 // searched element by element. (Many calls on short blocks rather than one
 // long loop also let WebAssembly engines optimise the loop early: V8 runs
 // a function's first calls in its baseline compiler and cannot swap the
 // optimised code into a loop that is running.)
-func firstNonFinite(x []float32) int {
+func FirstNonFinite(x []float32) int {
 	for off := 0; off < len(x); off += scanBlock {
 		b := x[off:min(off+scanBlock, len(x))]
 		if MaxMag(b) < 0x7f800000 {
@@ -373,7 +373,7 @@ func firstNonFinite(x []float32) int {
 	return -1
 }
 
-// scanBlock is the number of float32s firstNonFinite looks at a time.
+// scanBlock is the number of float32s FirstNonFinite looks at a time.
 const scanBlock = 16 << 10
 
 // MaxMag returns the largest of the bits of x without the sign (0 for an

@@ -24,7 +24,7 @@ func scanPatterns() []float32 {
 }
 
 // refMaxMag and refFirstNonFinite are the plain loops MaxMag and
-// firstNonFinite must agree with.
+// FirstNonFinite must agree with.
 func refMaxMag(x []float32) uint32 {
 	var m uint32
 	for _, v := range x {
@@ -70,7 +70,7 @@ func TestMaxMagPaths(t *testing.T) {
 
 // TestFirstNonFinitePaths puts one NaN or infinity, then two, at places
 // across scanBlock boundaries and in the vector loop's tails of finite
-// patterns, and checks that firstNonFinite finds the first on both paths.
+// patterns, and checks that FirstNonFinite finds the first on both paths.
 func TestFirstNonFinitePaths(t *testing.T) {
 	var finite []float32
 	for _, v := range scanPatterns() {
@@ -88,19 +88,19 @@ func TestFirstNonFinitePaths(t *testing.T) {
 	places := []int{0, 1, 7, 8, 9, scanBlock - 1, scanBlock, scanBlock + 5, 2 * scanBlock, len(x) - 9, len(x) - 1}
 	for _, w := range widths {
 		vecWidth = w
-		if got := firstNonFinite(x); got != -1 {
-			t.Fatalf("vector width %d: firstNonFinite of finite values = %d, want -1", w, got)
+		if got := FirstNonFinite(x); got != -1 {
+			t.Fatalf("vector width %d: FirstNonFinite of finite values = %d, want -1", w, got)
 		}
 		for k, p := range places {
 			for _, q := range places[k:] {
 				y := append([]float32(nil), x...)
 				y[q] = bad[q%len(bad)]
 				y[p] = bad[p%len(bad)]
-				if got := firstNonFinite(y); got != p {
-					t.Fatalf("vector width %d: non-finite at %d and %d: firstNonFinite = %d", w, p, q, got)
+				if got := FirstNonFinite(y); got != p {
+					t.Fatalf("vector width %d: non-finite at %d and %d: FirstNonFinite = %d", w, p, q, got)
 				}
-				if got := firstNonFinite(y[:p]); got != -1 {
-					t.Fatalf("vector width %d: firstNonFinite before %d = %d, want -1", w, p, got)
+				if got := FirstNonFinite(y[:p]); got != -1 {
+					t.Fatalf("vector width %d: FirstNonFinite before %d = %d, want -1", w, p, got)
 				}
 			}
 		}
