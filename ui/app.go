@@ -162,11 +162,13 @@ func (c *Root) Start() {
 		c.S.Sample = state.DefaultSample
 		src = c.S.Source()
 	}
+	c.load(src, js.Undefined(), c.S.Sample)
 	if c.S.Compute != "cpu" {
-		// Before the load: the worker analyses the sample on the device.
+		// After the load, which runs while the worker looks for a GPU
+		// (Engine.Probe); a GPU found then analyses the sample (lazily,
+		// head by head, as after a load).
 		c.sendCompute()
 	}
-	c.load(src, js.Undefined(), c.S.Sample)
 }
 
 // load asks the worker for a sample; file is the local file's bytes.
@@ -269,7 +271,15 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 			c.ErrMsg = "Compute: " + r.Error
 			return
 		}
+		before := "cpu" // the worker starts on the CPU
+		if c.Compute != nil {
+			before = c.Compute.Device
+		}
 		c.Compute = r.Compute
+		if r.Compute != nil && r.Compute.Device == before {
+			// Still where it computed: its answers stand.
+			return
+		}
 		c.model = 0
 		// The worker analyses the sample again on the new device: ask for
 		// everything anew.

@@ -20,6 +20,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/haeols/haeols/core"
@@ -68,6 +69,10 @@ type Engine struct {
 	compute       wire.Compute
 	computeID     int // the latest compute request, answered again if the GPU fails
 	gpuHW, gpuAny gpuTry
+	// probes are OpenGPU calls started ahead of their compute request
+	// (Probe), for "auto" ([true]) and "gpu" ([false]).
+	probeMu sync.Mutex
+	probes  [2]*gpuProbe
 
 	// Maps, when set, takes the maps of head requests that ask for Direct
 	// delivery (in the browser: relayed by the app page).
@@ -133,8 +138,44 @@ type gpuTry struct {
 	err  error
 }
 
-// tryGPU opens the GPU for "auto" (hardwareOnly) or "gpu", once each, and
-// shares a device between the two where it qualifies for both.
+// gpuProbe is an OpenGPU call running in the background: its outcome is
+// set before done is closed.
+type gpuProbe struct {
+	done chan struct{}
+	out  gpuTry
+}
+
+// Probe starts opening the GPU for the compute device c ("auto" or "gpu";
+// anything else does nothing) in the background, once, so that the
+// compute request finds it open, or finds it failed, without waiting: in
+// the browser the worker calls it as such a request arrives, and the
+// loads queued with it run meanwhile. Probe may be called from any
+// goroutine.
+func (e *Engine) Probe(c string) {
+	if (c != "auto" && c != "gpu") || e.OpenGPU == nil {
+		return
+	}
+	i := 0
+	if c == "auto" {
+		i = 1
+	}
+	e.probeMu.Lock()
+	defer e.probeMu.Unlock()
+	if e.probes[i] != nil {
+		return
+	}
+	p := &gpuProbe{done: make(chan struct{})}
+	e.probes[i] = p
+	go func() {
+		defer close(p.done)
+		p.out.acc, p.out.info, p.out.err = e.OpenGPU(c == "auto")
+		p.out.done = true
+	}()
+}
+
+// tryGPU opens the GPU for "auto" (hardwareOnly) or "gpu", once each (or
+// takes the outcome of Probe's call), and shares a device between the two
+// where it qualifies for both.
 func (e *Engine) tryGPU(hardwareOnly bool) *gpuTry {
 	t, other := &e.gpuAny, &e.gpuHW
 	if hardwareOnly {
@@ -150,6 +191,18 @@ func (e *Engine) tryGPU(hardwareOnly bool) *gpuTry {
 	t.done = true
 	if e.OpenGPU == nil {
 		t.err = errors.New("this build has no GPU runner")
+		return t
+	}
+	i := 0
+	if hardwareOnly {
+		i = 1
+	}
+	e.probeMu.Lock()
+	p := e.probes[i]
+	e.probeMu.Unlock()
+	if p != nil {
+		<-p.done
+		*t = p.out
 		return t
 	}
 	t.acc, t.info, t.err = e.OpenGPU(hardwareOnly)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -951,6 +952,42 @@ func TestComputeAuto(t *testing.T) {
 	e2.Handle(wire.Request{ID: 4, Op: wire.OpCompute, Compute: "gpu"}, nil, rc2.emit, nil)
 	if r := rc2.last(); r.Compute.Device != "gpu" || opens != 1 {
 		t.Fatalf("gpu after auto: %+v, %d opens", r.Compute, opens)
+	}
+}
+
+// TestComputeProbe: Probe opens the GPU in the background once per
+// device, a load runs while it does, and the compute request takes its
+// outcome (no second OpenGPU); Probe of "cpu" opens nothing.
+func TestComputeProbe(t *testing.T) {
+	e, rc, _ := loaded(t, "tiny")
+	var mu sync.Mutex
+	opens := map[bool]int{}
+	release := make(chan struct{})
+	fa := &fakeAccel{}
+	e.OpenGPU = func(hw bool) (core.Accelerator, wire.Compute, error) {
+		mu.Lock()
+		opens[hw]++
+		mu.Unlock()
+		<-release // the browser looking for an adapter
+		return fa, wire.Compute{Adapter: "fake"}, nil
+	}
+	e.Probe("cpu")
+	e.Probe("auto")
+	e.Probe("auto")
+	// The load does not wait for the GPU.
+	e.Handle(wire.Request{ID: 2, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+	if r := rc.last(); r.Op != wire.OpLoad || !r.Done || r.Error != "" {
+		t.Fatalf("load while the GPU opens: %+v", r)
+	}
+	close(release)
+	e.Handle(wire.Request{ID: 3, Op: wire.OpCompute, Compute: "auto"}, nil, rc.emit, nil)
+	if r := rc.last(); r.Compute == nil || r.Compute.Device != "gpu" || r.Compute.Adapter != "fake" {
+		t.Fatalf("auto after the probe: %+v", r.Compute)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if opens[true] != 1 || opens[false] != 0 {
+		t.Errorf("OpenGPU calls %v, want one hardware-only call", opens)
 	}
 }
 

@@ -51,6 +51,11 @@ func Run() {
 			relay.reset()
 			return nil
 		}
+		if req.Op == wire.OpCompute {
+			// Open the GPU now: the loads queued behind this request run
+			// while the browser looks for an adapter.
+			w.E.Probe(req.Compute)
+		}
 		if req.Op == wire.OpLoad && (req.Source == nil || req.Source.Kind != "url") {
 			// A load of anything but a fetched file: a file the page had
 			// this worker prefetch is not wanted (worker.js).

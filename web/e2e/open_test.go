@@ -61,7 +61,8 @@ const openMarks = `(() => {
 	if (window.top !== window) return;
 	window.haeolsOpen = {};
 	// The worker's milestones: made, its first message, a fetched sample
-	// (the load's progress 0.5), the load answered.
+	// (the load's progress 0.5), the load answered, the first head request
+	// sent and answered.
 	window.haeolsOpenWorker = {};
 	const W = window.Worker;
 	window.Worker = function (...args) {
@@ -73,11 +74,13 @@ const openMarks = `(() => {
 			const j = e.data && e.data.json;
 			if (typeof j === "string" && !("fetched" in o) && j.includes('"op":"load"') && j.includes('"progress":0.5')) o.fetched = performance.now();
 			if (typeof j === "string" && !("loaded" in o) && j.includes('"op":"load"') && j.includes('"done":true')) o.loaded = performance.now();
+			if (typeof j === "string" && !("headAnswered" in o) && j.includes('"op":"head"')) o.headAnswered = performance.now();
 		});
 		const post = w.postMessage.bind(w);
 		w.postMessage = (m, ...rest) => {
 			const o = window.haeolsOpenWorker;
 			if (!("sent" in o)) o.sent = performance.now();
+			if (!("headSent" in o) && m && typeof m.json === "string" && m.json.includes('"op":"head"')) o.headSent = performance.now();
 			return post(m, ...rest);
 		};
 		return w;
