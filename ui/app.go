@@ -87,6 +87,9 @@ type Root struct {
 
 	frameReady   bool         // the heatmap page listens
 	frameStarted bool         // its program runs (it said "heatmap-ready")
+	// reaskHead: the heatmap page started while the head request was
+	// unanswered; ask again (for relayed maps) once it is answered.
+	reaskHead bool
 	unsandboxed  bool         // the sandboxed heatmap page failed: run it same-origin
 	pendingMaps  *pendingMaps // maps not yet posted to the heatmap page
 	mapsDirect   bool         // the worker's maps are relayed to the heatmap page
@@ -321,6 +324,14 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 			if !r.Head.MapsDirect {
 				c.postMaps(r.Head.Maps, bufs)
 			}
+		}
+		if r.Done && c.reaskHead {
+			// The heatmap page started meanwhile: the same head again,
+			// for relayed maps and the ladder (answered from the worker's
+			// caches).
+			c.reaskHead = false
+			c.lastHeadKey = headKey{}
+			c.refresh()
 		}
 	case wire.OpLadderDone:
 		// Nothing to show; the tests wait for it before they scrub a
@@ -754,7 +765,13 @@ func (c *Root) onWindowMessage(this js.Value, args []js.Value) interface{} {
 		case wire.TypeHeatmapReady:
 			c.frameStarted = true
 			c.heatmapReset()
-			if c.lastHeadKey != (headKey{}) {
+			switch {
+			case c.lastHeadKey != (headKey{}) && c.headTimedID != c.headID:
+				// Unanswered: its answer brings the maps through this
+				// page, and then it is asked again (below, OpHead),
+				// rather than stopped half done.
+				c.reaskHead = true
+			case c.lastHeadKey != (headKey{}):
 				// The head asked before the heatmap page ran: ask again, for
 				// maps relayed from now on (the worker then climbs the
 				// ladder of that view with the heatmap page's maps).

@@ -6,8 +6,9 @@
 // as {module: WebAssembly.Module, cores: N}; otherwise it fetches and
 // compiles app.wasm itself. Started as worker.js#helper by a worker, it is
 // that worker's helper (a grid's share of the KV heads) and waits for the
-// module the same way. Started as worker.js?sample=samples/NAME, it fetches
-// that sample file of the site at once (see haeolsFetch).
+// module the same way. Started with the page's query (worker.js?QUERY), it
+// fetches the sample file of the site that the query names at once (see
+// haeolsFetch), and the Go side starts looking for the GPU it asks for.
 "use strict";
 importScripts("wasm_exec.js");
 

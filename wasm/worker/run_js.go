@@ -12,6 +12,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gpu"
+	"github.com/haeols/haeols/ui/state"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -32,6 +33,11 @@ func Run() {
 		}
 		if cores.Type() == js.TypeNumber {
 			w.E.Pool = &Pool{N: HelpersFor(cores.Int()), Start: startHelper}
+		}
+		// The page's view (its query, in this worker's address): look
+		// for the GPU it will ask for while the page starts.
+		if st, _ := state.ParseQuery(self.Get("location").Get("search").String()); st.Compute != "cpu" {
+			w.E.Probe(st.Compute)
 		}
 	}
 
