@@ -87,9 +87,7 @@ type Root struct {
 
 	frameReady   bool         // the heatmap page listens
 	frameStarted bool         // its program runs (it said "heatmap-ready")
-	// reaskHead: the heatmap page started while the head request was
-	// unanswered; ask again (for relayed maps) once it is answered.
-	reaskHead bool
+	reaskHead    bool         // it started while the head request was unanswered: ask again once answered
 	unsandboxed  bool         // the sandboxed heatmap page failed: run it same-origin
 	pendingMaps  *pendingMaps // maps not yet posted to the heatmap page
 	mapsDirect   bool         // the worker's maps are relayed to the heatmap page
