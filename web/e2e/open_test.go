@@ -100,9 +100,8 @@ const openMarks = `(() => {
 	requestAnimationFrame(tick);
 })()`
 
-// openTimes opens the app at query in a fresh browser and returns when its
-// head, heatmap and grid were first on screen (ms since navigation).
-func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 {
+// newMarksBrowser is a fresh browser whose pages record openMarks.
+func newMarksBrowser(t *testing.T) *Browser {
 	t.Helper()
 	b := NewBrowser(t)
 	if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -111,6 +110,14 @@ func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 
 	})); err != nil {
 		t.Fatalf("add the marks script: %v", err)
 	}
+	return b
+}
+
+// openTimes opens the app at query in a fresh browser and returns when its
+// head, heatmap and grid were first on screen (ms since navigation).
+func openTimes(t *testing.T, site *Site, query, shot string) map[string]float64 {
+	t.Helper()
+	b := newMarksBrowser(t)
 	b.Navigate(site.URL + "index.html" + query)
 	if os.Getenv("HAEOLS_REVISIT") != "" {
 		b.WaitFor(`window.haeolsOpen && Object.keys(window.haeolsOpen).length === 5`, 180*time.Second, "")

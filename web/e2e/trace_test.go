@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 )
@@ -124,24 +122,20 @@ type traceEvent struct {
 	Args map[string]any `json:"args"`
 }
 
-// traceSummary lists, per thread, the wall time and CPU of its top-level
-// tasks (those no other task of the thread contains), busiest first, and
-// the canvas read-backs (GLES2::ReadPixels) per process.
-func traceSummary(raw []json.RawMessage) []string {
-	type key struct{ pid, tid int }
-	proc, thread := map[int]string{}, map[key]string{}
-	tasks := map[key][]traceEvent{}
-	type wait struct {
-		n   int
-		dur float64
-	}
-	reads := map[int]*wait{}
+// threadKey names a thread of a trace.
+type threadKey struct{ pid, tid int }
+
+// parseTrace reads the events of a trace: the names of its processes and
+// threads, and each thread's complete ("X") events; each event also goes
+// to each, when it is not nil.
+func parseTrace(raw []json.RawMessage, each func(traceEvent)) (proc map[int]string, thread map[threadKey]string, tasks map[threadKey][]traceEvent) {
+	proc, thread, tasks = map[int]string{}, map[threadKey]string{}, map[threadKey][]traceEvent{}
 	for _, r := range raw {
 		var e traceEvent
 		if json.Unmarshal(r, &e) != nil {
 			continue
 		}
-		k := key{e.Pid, e.Tid}
+		k := threadKey{e.Pid, e.Tid}
 		switch {
 		case e.Ph == "M" && e.Name == "process_name":
 			proc[e.Pid], _ = e.Args["name"].(string)
@@ -149,15 +143,32 @@ func traceSummary(raw []json.RawMessage) []string {
 			thread[k], _ = e.Args["name"].(string)
 		case e.Ph == "X":
 			tasks[k] = append(tasks[k], e)
-			if e.Name == "GLES2::ReadPixels" {
-				if reads[e.Pid] == nil {
-					reads[e.Pid] = &wait{}
-				}
-				reads[e.Pid].n++
-				reads[e.Pid].dur += e.Dur
-			}
+		}
+		if each != nil {
+			each(e)
 		}
 	}
+	return proc, thread, tasks
+}
+
+// traceSummary lists, per thread, the wall time and CPU of its top-level
+// tasks (those no other task of the thread contains), busiest first, and
+// the canvas read-backs (GLES2::ReadPixels) per process.
+func traceSummary(raw []json.RawMessage) []string {
+	type wait struct {
+		n   int
+		dur float64
+	}
+	reads := map[int]*wait{}
+	proc, thread, tasks := parseTrace(raw, func(e traceEvent) {
+		if e.Ph == "X" && e.Name == "GLES2::ReadPixels" {
+			if reads[e.Pid] == nil {
+				reads[e.Pid] = &wait{}
+			}
+			reads[e.Pid].n++
+			reads[e.Pid].dur += e.Dur
+		}
+	})
 	// The renderers by what they host: the app page runs the worker, the
 	// heatmap page reads its canvas back.
 	for k, name := range thread {
@@ -219,13 +230,7 @@ func TestTraceOpen(t *testing.T) {
 	dir := t.TempDir()
 	writeSample(t, dir, "big4k.safetensors", 4, 8, 2, 4096, 128)
 	site := StartSiteWith(t, dir)
-	b := NewBrowser(t)
-	if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: openMarks})
-		return err
-	})); err != nil {
-		t.Fatalf("add the marks script: %v", err)
-	}
+	b := newMarksBrowser(t)
 	stop := startTrace(t, b, os.Getenv("HAEOLS_TRACE") == "v8")
 	b.Navigate(site.URL + "index.html" + q)
 	b.WaitFor(`window.haeolsOpen && Object.keys(window.haeolsOpen).length === 5`, 180*time.Second, "")
@@ -242,31 +247,17 @@ func TestTraceOpen(t *testing.T) {
 // trace's navigationStart of the top frame), and then the marks (ms from
 // the same start) in order.
 func traceTimeline(raw []json.RawMessage, marks map[string]float64, stepMS float64) []string {
-	type key struct{ pid, tid int }
-	proc, thread := map[int]string{}, map[key]string{}
-	tasks := map[key][]traceEvent{}
 	start := -1.0
-	for _, r := range raw {
-		var e traceEvent
-		if json.Unmarshal(r, &e) != nil {
-			continue
+	proc, thread, tasks := parseTrace(raw, func(e traceEvent) {
+		if e.Name != "navigationStart" {
+			return
 		}
-		k := key{e.Pid, e.Tid}
-		switch {
-		case e.Ph == "M" && e.Name == "process_name":
-			proc[e.Pid], _ = e.Args["name"].(string)
-		case e.Ph == "M" && e.Name == "thread_name":
-			thread[k], _ = e.Args["name"].(string)
-		case e.Name == "navigationStart":
-			if d, _ := e.Args["data"].(map[string]any); d != nil {
-				if u, _ := d["documentLoaderURL"].(string); strings.Contains(u, "index.html") && (start < 0 || e.Ts < start) {
-					start = e.Ts
-				}
+		if d, _ := e.Args["data"].(map[string]any); d != nil {
+			if u, _ := d["documentLoaderURL"].(string); strings.Contains(u, "index.html") && (start < 0 || e.Ts < start) {
+				start = e.Ts
 			}
-		case e.Ph == "X":
-			tasks[k] = append(tasks[k], e)
 		}
-	}
+	})
 	if start < 0 {
 		return []string{"no navigationStart of index.html in the trace"}
 	}
