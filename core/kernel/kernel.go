@@ -198,10 +198,11 @@ func RowEntropy(dst, a []float32, m, n int) {
 	}
 	inv := 1 / Log32(float32(n))
 	var buf, buf2 [elemChunk]float32
-	i := 0
-	// Two rows at a time: their chains of dependent subtractions overlap.
-	for ; i+1 < len(dst); i += 2 {
-		row, row2 := a[i*n:i*n+n], a[(i+1)*n:(i+1)*n+n]
+	// Two rows at a time (the last alone taken with itself): their chains
+	// of dependent subtractions overlap.
+	for i := 0; i < len(dst); i += 2 {
+		i2 := min(i+1, len(dst)-1)
+		row, row2 := a[i*n:i*n+n], a[i2*n:i2*n+n]
 		var h, h2 float32
 		for j0 := 0; j0 < n; j0 += elemChunk {
 			p, p2 := buf[:min(elemChunk, n-j0)], buf2[:min(elemChunk, n-j0)]
@@ -213,19 +214,7 @@ func RowEntropy(dst, a []float32, m, n int) {
 				h2 -= p2[j]
 			}
 		}
-		dst[i], dst[i+1] = min(max(h*inv, 0), 1), min(max(h2*inv, 0), 1)
-	}
-	for ; i < len(dst); i++ {
-		row := a[i*n : i*n+n]
-		var h float32
-		for j0 := 0; j0 < n; j0 += elemChunk {
-			p := buf[:min(elemChunk, n-j0)]
-			xlogxTo(p, row[j0:])
-			for _, x := range p {
-				h -= x
-			}
-		}
-		dst[i] = min(max(h*inv, 0), 1)
+		dst[i], dst[i2] = min(max(h*inv, 0), 1), min(max(h2*inv, 0), 1)
 	}
 }
 

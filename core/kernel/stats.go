@@ -85,34 +85,23 @@ func softmaxAttend(a, s []float32, m, n int, mu, sum []float32, p *Partial, v []
 			finish(i, t0, c0)
 			finish(i+1, t1, c1)
 		case f0:
-			t0, c0 := rowSums(a[i*n : i*n+n])
+			t0, c0, _, _ := rowSums2(a[i*n:i*n+n], a[i*n:i*n+n])
 			finish(i, t0, c0)
 		case f1:
-			t1, c1 := rowSums(a[(i+1)*n : (i+1)*n+n])
+			t1, c1, _, _ := rowSums2(a[(i+1)*n:(i+1)*n+n], a[(i+1)*n:(i+1)*n+n])
 			finish(i+1, t1, c1)
 		}
 	}
 	if i < m && fused(i) {
-		t, c := rowSums(a[i*n : i*n+n])
+		t, c, _, _ := rowSums2(a[i*n:i*n+n], a[i*n:i*n+n])
 		finish(i, t, c)
 	}
 }
 
-// rowSums returns the sum of x in index order (ExpShift's) and the sum,
-// in order, of the sums of its chunks of expChunk (addRow's).
-func rowSums(x []float32) (t, part float32) {
-	for j0 := 0; j0 < len(x); j0 += expChunk {
-		var c float32
-		for _, e := range x[j0:min(j0+expChunk, len(x))] {
-			t += e
-			c += e
-		}
-		part += c
-	}
-	return t, part
-}
-
-// rowSums2 is rowSums of two rows of the same length at once.
+// rowSums2 returns, for each of two rows x and y of the same length, the
+// sum in index order (ExpShift's) and the sum, in order, of the sums of
+// its chunks of expChunk (addRow's); the two rows' chains of additions
+// run side by side. A single row is rowSums2(x, x).
 func rowSums2(x, y []float32) (tx, px, ty, py float32) {
 	y = y[:len(x)]
 	for j0 := 0; j0 < len(x); j0 += expChunk {

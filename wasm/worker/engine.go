@@ -155,10 +155,7 @@ func (e *Engine) Probe(c string) {
 	if (c != "auto" && c != "gpu") || e.OpenGPU == nil {
 		return
 	}
-	i := 0
-	if c == "auto" {
-		i = 1
-	}
+	i := probeSlot(c == "auto")
 	e.probeMu.Lock()
 	defer e.probeMu.Unlock()
 	if e.probes[i] != nil {
@@ -171,6 +168,15 @@ func (e *Engine) Probe(c string) {
 		p.out.acc, p.out.info, p.out.err = e.OpenGPU(c == "auto")
 		p.out.done = true
 	}()
+}
+
+// probeSlot is the index in Engine.probes of "auto" (hardwareOnly) or
+// "gpu".
+func probeSlot(hardwareOnly bool) int {
+	if hardwareOnly {
+		return 1
+	}
+	return 0
 }
 
 // tryGPU opens the GPU for "auto" (hardwareOnly) or "gpu", once each (or
@@ -193,12 +199,8 @@ func (e *Engine) tryGPU(hardwareOnly bool) *gpuTry {
 		t.err = errors.New("this build has no GPU runner")
 		return t
 	}
-	i := 0
-	if hardwareOnly {
-		i = 1
-	}
 	e.probeMu.Lock()
-	p := e.probes[i]
+	p := e.probes[probeSlot(hardwareOnly)]
 	e.probeMu.Unlock()
 	if p != nil {
 		<-p.done
