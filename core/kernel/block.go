@@ -191,7 +191,7 @@ func axpy(o, coef []float32, idx []int32, b []float32, ldb int) {
 	switch {
 	case vecLanes > 0 && len(o) >= 4:
 		checkRows(len(coef), idx, b, ldb, len(o)&^3)
-		if vecLanes == 8 {
+		if vecLanes == 8 || wideAxpy {
 			c4 = axpyT8(o, coef, idx, b, ldb)
 		} else {
 			c4 = axpyT4(o, coef, idx, b, ldb)
@@ -218,7 +218,7 @@ func axpy2(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
 		c := 0
 		if len(o0) >= 4 {
 			checkRows(len(c0), idx, b, ldb, len(o0)&^3)
-			if vecLanes == 8 {
+			if vecLanes == 8 || wideAxpy {
 				c = axpy2T8(o0, o1, c0, c1, idx, b, ldb)
 			} else {
 				c = axpy2T4(o0, o1, c0, c1, idx, b, ldb)

@@ -274,6 +274,10 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 // and the 4-lane path keeps 4 (see simd_wasm.go).
 const wideKeys = false
 
+// wideAxpy is false: with 8 lanes the weighted sums run axpyT8 anyway, and
+// with 4 the 4-lane ones (see simd_wasm.go).
+const wideAxpy = false
+
 // maxT8 is maxT4 with 8 lanes; x holds at least 8 elements.
 func maxT8(x []float32) (float32, bool) {
 	defer clearUpper()

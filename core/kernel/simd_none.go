@@ -75,6 +75,9 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 // wideKeys is false: there are no vector logits kernels (see simd_wasm.go).
 const wideKeys = false
 
+// wideAxpy is false: there are no vector weighted sums (see simd_wasm.go).
+const wideAxpy = false
+
 func maxT4(x []float32) (float32, bool) {
 	panic("kernel: built without archsimd kernels")
 }

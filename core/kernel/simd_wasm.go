@@ -25,42 +25,36 @@ func clearUpper() {}
 // the 4-key kernel.
 const wideKeys = true
 
+// wideAxpy says that the weighted sums run axpyT8 and axpy2T8 although
+// vecLanes is 4: here they are the SIMD128 assembly of simd_wasm.s.
+const wideAxpy = true
+
+// The SIMD128 assembly kernels of simd_wasm.s.
+
+//go:noescape
+func logitsW(dst *float32, ldd int, q *float32, m int, kt *float32, d int, scale float32)
+
+//go:noescape
+func axpyW(o, coef *float32, idx *int32, nt int, b *float32, ldb int, n32 int)
+
+//go:noescape
+func axpy2W(o0, o1, c0, c1 *float32, idx *int32, nt int, b *float32, ldb int, n16 int)
+
 // logitsT8 is the 8-key logits kernel (see the amd64 one) in two 4-lane
 // halves: kt holds 8 keys transposed (kt[8c+l] = key l's element c), lanes
 // 0-3 and 4-7 each run one key's dot product with a query row in the
-// order of c, as logitsT4's lanes do; four rows at a time.
+// order of c, as logitsT4's lanes do. Blocks of four rows run logitsW, the
+// last rows one at a time.
 func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
 	_ = kt[8*d-1]
 	_ = q[m*d-1]
 	_ = dst[(m-1)*ldd+7]
+	i := m &^ 3
+	if i > 0 {
+		logitsW(&dst[0], ldd, &q[0], i, &kt[0], d, scale)
+	}
 	pk := unsafe.Pointer(&kt[0])
 	sv := archsimd.BroadcastFloat32x4(scale)
-	i := 0
-	for ; i+4 <= m; i += 4 {
-		pq := unsafe.Pointer(&q[i*d])
-		var a0, b0, a1, b1, a2, b2, a3, b3 archsimd.Float32x4
-		for c := 0; c < d; c++ {
-			p := unsafe.Add(pk, 32*c)
-			lo, hi := vec4(p), vec4(unsafe.Add(p, 16))
-			x := unsafe.Add(pq, 4*c)
-			x0 := archsimd.BroadcastFloat32x4(*(*float32)(x))
-			a0, b0 = a0.Add(x0.Mul(lo)), b0.Add(x0.Mul(hi))
-			x1 := archsimd.BroadcastFloat32x4(*(*float32)(unsafe.Add(x, 4*d)))
-			a1, b1 = a1.Add(x1.Mul(lo)), b1.Add(x1.Mul(hi))
-			x2 := archsimd.BroadcastFloat32x4(*(*float32)(unsafe.Add(x, 8*d)))
-			a2, b2 = a2.Add(x2.Mul(lo)), b2.Add(x2.Mul(hi))
-			x3 := archsimd.BroadcastFloat32x4(*(*float32)(unsafe.Add(x, 12*d)))
-			a3, b3 = a3.Add(x3.Mul(lo)), b3.Add(x3.Mul(hi))
-		}
-		a0.Mul(sv).StoreArray((*[4]float32)(dst[i*ldd:]))
-		b0.Mul(sv).StoreArray((*[4]float32)(dst[i*ldd+4:]))
-		a1.Mul(sv).StoreArray((*[4]float32)(dst[(i+1)*ldd:]))
-		b1.Mul(sv).StoreArray((*[4]float32)(dst[(i+1)*ldd+4:]))
-		a2.Mul(sv).StoreArray((*[4]float32)(dst[(i+2)*ldd:]))
-		b2.Mul(sv).StoreArray((*[4]float32)(dst[(i+2)*ldd+4:]))
-		a3.Mul(sv).StoreArray((*[4]float32)(dst[(i+3)*ldd:]))
-		b3.Mul(sv).StoreArray((*[4]float32)(dst[(i+3)*ldd+4:]))
-	}
 	for ; i < m; i++ {
 		x := unsafe.Pointer(&q[i*d])
 		var a, b archsimd.Float32x4
@@ -74,14 +68,39 @@ func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, s
 	}
 }
 
-// axpyT8 is never called when vecLanes is 4.
-func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
-	panic("kernel: no 8-lane kernels in wasm")
+// idxPtr is the address of idx[0], or nil for a nil idx.
+func idxPtr(idx []int32) *int32 {
+	if idx == nil {
+		return nil
+	}
+	return &idx[0]
 }
 
-// axpy2T8 is never called when vecLanes is 4.
+// axpyT8 is axpyT4 (o[c] += sum_t coef[t]*b[j_t*ldb+c], each column in the
+// order of t) with 32 columns at a time in axpyW, the rest in axpyT4. The
+// caller has checked the rows of b, as for axpyT4.
+func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
+	n := len(o) &^ 31
+	if n > 0 {
+		axpyW(&o[0], &coef[0], idxPtr(idx), len(coef), &b[0], ldb, n)
+	}
+	if n < len(o)&^3 {
+		n += axpyT4(o[n:], coef, idx, b[n:], ldb)
+	}
+	return n
+}
+
+// axpy2T8 is axpy2T4 with 2 rows by 16 columns at a time in axpy2W, the
+// rest in axpy2T4.
 func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
-	panic("kernel: no 8-lane kernels in wasm")
+	n := len(o0) &^ 15
+	if n > 0 {
+		axpy2W(&o0[0], &o1[0], &c0[0], &c1[:len(c0)][0], idxPtr(idx), len(c0), &b[0], ldb, n)
+	}
+	if n < len(o0)&^3 {
+		n += axpy2T4(o0[n:], o1[n:], c0, c1, idx, b[n:], ldb)
+	}
+	return n
 }
 
 // logitsQ8 is never called when vecLanes is 4.

@@ -12,7 +12,8 @@ import (
 
 // TestWasmKernelsSIMD builds this package's tests for GOOS=js GOARCH=wasm
 // with GOEXPERIMENT=simd (as the Makefile builds the web app) and checks
-// that the archsimd kernels are WebAssembly SIMD128 code: each multiplies
+// that the archsimd kernels and the assembly ones of simd_wasm.s are
+// WebAssembly SIMD128 code: each multiplies
 // and adds f32x4 vectors loaded with v128.load. (web/e2e checks the built
 // app.wasm.) It needs the go command, so it is skipped in short mode and
 // under wasm.
@@ -41,7 +42,8 @@ func TestWasmKernelsSIMD(t *testing.T) {
 		t.Fatalf("%s: %v", out, err)
 	}
 	const pkg = "github.com_haeols_haeols_core_kernel."
-	want := map[string]bool{pkg + "logitsT4": false, pkg + "logitsT8": false, pkg + "axpyT4": false, pkg + "axpy2T4": false, pkg + "dot4Vec": false, pkg + "keyBlockT4": false}
+	want := map[string]bool{pkg + "logitsT4": false, pkg + "logitsT8": false, pkg + "axpyT4": false, pkg + "axpy2T4": false, pkg + "dot4Vec": false, pkg + "keyBlockT4": false,
+		pkg + "logitsW": false, pkg + "axpyW": false, pkg + "axpy2W": false}
 	for _, f := range funcs {
 		if _, ok := want[f.Name]; !ok {
 			continue

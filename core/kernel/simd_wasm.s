@@ -1,0 +1,355 @@
+//go:build goexperiment.simd && !purego
+
+#include "textflag.h"
+
+// The hottest 4-lane kernels in WebAssembly SIMD128 by hand: the logits
+// block (logitsW) and the weighted sums of one and two rows (axpyW,
+// axpy2W). Each lane runs the same sequence of float32 operations as a lane
+// of simd.go's kernels and of the portable loops (a product, then its sum
+// with the accumulator, in the order of the loop; no fused multiply-add),
+// so they give the same bits. What they save over the compiled archsimd
+// code is the scalar work around each vector operation: the Go compiler's
+// wasm functions jump back to a loop head through a dispatch table, keep
+// addresses as 64-bit values and spill vectors to the Go stack, while these
+// loops keep everything in WebAssembly locals.
+//
+// Registers: R0-R15 are i64 locals, V0-V15 v128 locals. A V128Store takes
+// its address without an offset (the assembler drops a store's offset), so
+// the stores add it to the address.
+
+// MULADD sets acc = x*k + acc.
+#define MULADD(x, k, acc) Get x; Get k; F32x4Mul; Get acc; F32x4Add; Set acc
+
+// SPLAT sets v to the float32 at address r, in every lane.
+#define SPLAT(r, v) Get r; I32WrapI64; F32Load $0; F32x4Splat; Set v
+
+// STORE stores v at address r plus off.
+#define STORE(r, off, v) Get r; I32WrapI64; I32Const $off; I32Add; Get v; V128Store $0
+
+// STORESCALED stores v*V15 at address r plus off.
+#define STORESCALED(r, off, v) Get r; I32WrapI64; I32Const $off; I32Add; Get v; Get V15; F32x4Mul; V128Store $0
+
+// LOAD sets v to the 4 floats at address r plus off.
+#define LOAD(r, off, v) Get r; I32WrapI64; V128Load $off; Set v
+
+// ADDI adds the constant c to register r.
+#define ADDI(r, c) Get r; I64Const $c; I64Add; Set r
+
+// ADDR adds register s to register r.
+#define ADDR(r, s) Get r; Get s; I64Add; Set r
+
+// func logitsW(dst *float32, ldd int, q *float32, m int, kt *float32, d int, scale float32)
+//
+// For the 8 keys packed transposed at kt (kt[8c+l] = key l's element c) and
+// the m&^3 first rows of q (m x d, row stride d), four rows at a time:
+// dst[i*ldd+l] = scale * sum_{c<d} q[i*d+c]*kt[8c+l], the sum in the order
+// of c. d > 0.
+TEXT ·logitsW(SB), NOSPLIT, $0-52
+	MOVD dst+0(FP), R0
+	MOVD ldd+8(FP), R1
+	MOVD q+16(FP), R2
+	MOVD m+24(FP), R3
+	MOVD kt+32(FP), R4
+	MOVD d+40(FP), R5
+	F32Load scale+48(FP)
+	F32x4Splat
+	Set V15
+	Get R1
+	I64Const $2
+	I64Shl
+	Set R1 // row stride of dst in bytes
+	Get R5
+	I64Const $2
+	I64Shl
+	Set R6 // row stride of q in bytes
+
+	Block
+rows:
+	Loop
+		Get R3
+		I64Const $4
+		I64LtS
+		BrIf $1
+		F32Const $0.0
+		F32x4Splat
+		Tee V0
+		Tee V1
+		Tee V2
+		Tee V3
+		Tee V4
+		Tee V5
+		Tee V6
+		Set V7
+		Get R4
+		Set R7 // kt + 32c
+		Get R2
+		Set R8 // q row i + 4c
+		Get R5
+		Set R9 // d - c
+cols:
+		Loop
+			LOAD(R7, 0, V8)
+			LOAD(R7, 16, V9)
+			Get R8
+			Set R10
+			SPLAT(R10, V10)
+			MULADD(V10, V8, V0)
+			MULADD(V10, V9, V1)
+			ADDR(R10, R6)
+			SPLAT(R10, V10)
+			MULADD(V10, V8, V2)
+			MULADD(V10, V9, V3)
+			ADDR(R10, R6)
+			SPLAT(R10, V10)
+			MULADD(V10, V8, V4)
+			MULADD(V10, V9, V5)
+			ADDR(R10, R6)
+			SPLAT(R10, V10)
+			MULADD(V10, V8, V6)
+			MULADD(V10, V9, V7)
+			ADDI(R7, 32)
+			ADDI(R8, 4)
+			Get R9
+			I64Const $1
+			I64Sub
+			Tee R9
+			I64Eqz
+			I32Eqz
+			BrIf cols
+		End
+		STORESCALED(R0, 0, V0)
+		STORESCALED(R0, 16, V1)
+		ADDR(R0, R1)
+		STORESCALED(R0, 0, V2)
+		STORESCALED(R0, 16, V3)
+		ADDR(R0, R1)
+		STORESCALED(R0, 0, V4)
+		STORESCALED(R0, 16, V5)
+		ADDR(R0, R1)
+		STORESCALED(R0, 0, V6)
+		STORESCALED(R0, 16, V7)
+		ADDR(R0, R1)
+		// R8 is row i+1 now: the next block starts three rows further.
+		Get R8
+		Get R6
+		I64Const $3
+		I64Mul
+		I64Add
+		Set R2
+		Get R3
+		I64Const $4
+		I64Sub
+		Set R3
+		Br rows
+	End
+	End
+	RET
+
+// func axpyW(o, coef *float32, idx *int32, nt int, b *float32, ldb int, n32 int)
+//
+// For the first n32 columns of o (a multiple of 32, > 0), 32 at a time kept
+// in registers: o[c] += sum_{t<nt} coef[t]*b[j_t*ldb+c] in the order of t,
+// with j_t = idx[t], or t when idx is nil. nt > 0.
+TEXT ·axpyW(SB), NOSPLIT, $0-56
+	MOVD o+0(FP), R0
+	MOVD coef+8(FP), R2
+	MOVD idx+16(FP), R4
+	MOVD nt+24(FP), R5
+	MOVD b+32(FP), R6
+	MOVD ldb+40(FP), R7
+	MOVD n32+48(FP), R8
+	Get R7
+	I64Const $2
+	I64Shl
+	Set R7 // row stride of b in bytes
+	Get R8
+	I64Const $5
+	I64ShrU
+	Set R8 // blocks of 32 columns
+
+blocks1:
+	Loop
+		LOAD(R0, 0, V0)
+		LOAD(R0, 16, V1)
+		LOAD(R0, 32, V2)
+		LOAD(R0, 48, V3)
+		LOAD(R0, 64, V4)
+		LOAD(R0, 80, V5)
+		LOAD(R0, 96, V6)
+		LOAD(R0, 112, V7)
+		Get R2
+		Set R11 // coef + 4t
+		Get R5
+		Set R10 // nt - t
+		Get R6
+		Set R9 // row j_t of b, at this block's columns
+		Get R4
+		Set R13 // idx + 4t
+terms1:
+		Loop
+			Get R4
+			I64Eqz
+			I32Eqz
+			If
+				Get R13
+				I32WrapI64
+				I64Load32S $0
+				Get R7
+				I64Mul
+				Get R6
+				I64Add
+				Set R9
+				ADDI(R13, 4)
+			End
+			SPLAT(R11, V12)
+			ADDI(R11, 4)
+			LOAD(R9, 0, V8)
+			MULADD(V12, V8, V0)
+			LOAD(R9, 16, V8)
+			MULADD(V12, V8, V1)
+			LOAD(R9, 32, V8)
+			MULADD(V12, V8, V2)
+			LOAD(R9, 48, V8)
+			MULADD(V12, V8, V3)
+			LOAD(R9, 64, V8)
+			MULADD(V12, V8, V4)
+			LOAD(R9, 80, V8)
+			MULADD(V12, V8, V5)
+			LOAD(R9, 96, V8)
+			MULADD(V12, V8, V6)
+			LOAD(R9, 112, V8)
+			MULADD(V12, V8, V7)
+			ADDR(R9, R7)
+			Get R10
+			I64Const $1
+			I64Sub
+			Tee R10
+			I64Eqz
+			I32Eqz
+			BrIf terms1
+		End
+		STORE(R0, 0, V0)
+		STORE(R0, 16, V1)
+		STORE(R0, 32, V2)
+		STORE(R0, 48, V3)
+		STORE(R0, 64, V4)
+		STORE(R0, 80, V5)
+		STORE(R0, 96, V6)
+		STORE(R0, 112, V7)
+		ADDI(R0, 128)
+		ADDI(R6, 128)
+		Get R8
+		I64Const $1
+		I64Sub
+		Tee R8
+		I64Eqz
+		I32Eqz
+		BrIf blocks1
+	End
+	RET
+
+// func axpy2W(o0, o1, c0, c1 *float32, idx *int32, nt int, b *float32, ldb int, n16 int)
+//
+// axpyW for two output rows o0 and o1 with their own coefficients c0 and
+// c1 over the same rows of b: 2 rows by 16 columns kept in registers, each
+// row of b loaded once for both; n16 is a multiple of 16, > 0.
+TEXT ·axpy2W(SB), NOSPLIT, $0-72
+	MOVD o0+0(FP), R0
+	MOVD o1+8(FP), R1
+	MOVD c0+16(FP), R2
+	MOVD c1+24(FP), R3
+	MOVD idx+32(FP), R4
+	MOVD nt+40(FP), R5
+	MOVD b+48(FP), R6
+	MOVD ldb+56(FP), R7
+	MOVD n16+64(FP), R8
+	Get R7
+	I64Const $2
+	I64Shl
+	Set R7
+	Get R8
+	I64Const $4
+	I64ShrU
+	Set R8
+
+blocks2:
+	Loop
+		LOAD(R0, 0, V0)
+		LOAD(R0, 16, V1)
+		LOAD(R0, 32, V2)
+		LOAD(R0, 48, V3)
+		LOAD(R1, 0, V4)
+		LOAD(R1, 16, V5)
+		LOAD(R1, 32, V6)
+		LOAD(R1, 48, V7)
+		Get R2
+		Set R11
+		Get R3
+		Set R12
+		Get R5
+		Set R10
+		Get R6
+		Set R9
+		Get R4
+		Set R13
+terms2:
+		Loop
+			Get R4
+			I64Eqz
+			I32Eqz
+			If
+				Get R13
+				I32WrapI64
+				I64Load32S $0
+				Get R7
+				I64Mul
+				Get R6
+				I64Add
+				Set R9
+				ADDI(R13, 4)
+			End
+			SPLAT(R11, V12)
+			SPLAT(R12, V13)
+			ADDI(R11, 4)
+			ADDI(R12, 4)
+			LOAD(R9, 0, V8)
+			LOAD(R9, 16, V9)
+			LOAD(R9, 32, V10)
+			LOAD(R9, 48, V11)
+			MULADD(V12, V8, V0)
+			MULADD(V12, V9, V1)
+			MULADD(V12, V10, V2)
+			MULADD(V12, V11, V3)
+			MULADD(V13, V8, V4)
+			MULADD(V13, V9, V5)
+			MULADD(V13, V10, V6)
+			MULADD(V13, V11, V7)
+			ADDR(R9, R7)
+			Get R10
+			I64Const $1
+			I64Sub
+			Tee R10
+			I64Eqz
+			I32Eqz
+			BrIf terms2
+		End
+		STORE(R0, 0, V0)
+		STORE(R0, 16, V1)
+		STORE(R0, 32, V2)
+		STORE(R0, 48, V3)
+		STORE(R1, 0, V4)
+		STORE(R1, 16, V5)
+		STORE(R1, 32, V6)
+		STORE(R1, 48, V7)
+		ADDI(R0, 64)
+		ADDI(R1, 64)
+		ADDI(R6, 64)
+		Get R8
+		I64Const $1
+		I64Sub
+		Tee R8
+		I64Eqz
+		I32Eqz
+		BrIf blocks2
+	End
+	RET
