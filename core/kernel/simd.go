@@ -446,71 +446,59 @@ func elemT4(op int, dst, a, b []float32, f float32) int {
 // product in the lanes of one Float32x4: lane l gets the products of
 // elements j = l mod 4, multiplied then added, in order; the tail goes to
 // lane 0 and the lanes are combined as (l0 + l1) + (l2 + l3), as dot4Go.
-// Four rows of x are taken at a time against each weight row, so four
-// independent accumulators are in flight (an add's latency is then hidden)
-// and each weight vector is loaded once for the four; every dot product
-// keeps its own order, so the bits are dot4Go's.
+// Four rows of x are taken at a time against each weight row (dots4), so
+// four independent accumulators are in flight (an add's latency is then
+// hidden) and each weight vector is loaded once for the four; every dot
+// product keeps its own order, so the bits are dot4Go's.
 func dot4Vec(out, w, x []float32, nb, n, rows int) {
-	defer clearUpper()
 	n4 := n &^ 3
-	pw, px := unsafe.Pointer(&w[0]), unsafe.Pointer(&x[0])
+	var acc [16]float32
 	i := 0
 	if nb == 1 {
 		// One row of x (a matrix-vector product): four weight rows at a
 		// time instead.
 		for ; i+4 <= rows; i += 4 {
-			r0 := unsafe.Add(pw, 4*i*n)
-			r1, r2, r3 := unsafe.Add(r0, 4*n), unsafe.Add(r0, 8*n), unsafe.Add(r0, 12*n)
-			var a0, a1, a2, a3 archsimd.Float32x4
-			for j := 0; j < n4; j += 4 {
-				xv := vec4(unsafe.Add(px, 4*j))
-				a0 = a0.Add(vec4(unsafe.Add(r0, 4*j)).Mul(xv))
-				a1 = a1.Add(vec4(unsafe.Add(r1, 4*j)).Mul(xv))
-				a2 = a2.Add(vec4(unsafe.Add(r2, 4*j)).Mul(xv))
-				a3 = a3.Add(vec4(unsafe.Add(r3, 4*j)).Mul(xv))
+			dots4(&acc, x[:n4], w[i*n:], w[(i+1)*n:], w[(i+2)*n:], w[(i+3)*n:])
+			for k := range 4 {
+				out[i+k] = dot4Finish(acc[4*k:4*k+4], w[(i+k)*n:(i+k+1)*n], x, n4)
 			}
-			out[i] = dot4Finish(a0, w[i*n:(i+1)*n], x, n4)
-			out[i+1] = dot4Finish(a1, w[(i+1)*n:(i+2)*n], x, n4)
-			out[i+2] = dot4Finish(a2, w[(i+2)*n:(i+3)*n], x, n4)
-			out[i+3] = dot4Finish(a3, w[(i+3)*n:(i+4)*n], x, n4)
 		}
 	}
 	for ; i < rows; i++ {
-		pr := unsafe.Add(pw, 4*i*n)
 		row := w[i*n : (i+1)*n]
 		b := 0
 		for ; b+4 <= nb; b += 4 {
-			p0 := unsafe.Add(px, 4*b*n)
-			p1, p2, p3 := unsafe.Add(p0, 4*n), unsafe.Add(p0, 8*n), unsafe.Add(p0, 12*n)
-			var a0, a1, a2, a3 archsimd.Float32x4
-			for j := 0; j < n4; j += 4 {
-				wv := vec4(unsafe.Add(pr, 4*j))
-				a0 = a0.Add(wv.Mul(vec4(unsafe.Add(p0, 4*j))))
-				a1 = a1.Add(wv.Mul(vec4(unsafe.Add(p1, 4*j))))
-				a2 = a2.Add(wv.Mul(vec4(unsafe.Add(p2, 4*j))))
-				a3 = a3.Add(wv.Mul(vec4(unsafe.Add(p3, 4*j))))
+			dots4(&acc, row[:n4], x[b*n:], x[(b+1)*n:], x[(b+2)*n:], x[(b+3)*n:])
+			for k := range 4 {
+				out[(b+k)*rows+i] = dot4Finish(acc[4*k:4*k+4], row, x[(b+k)*n:(b+k+1)*n], n4)
 			}
-			out[b*rows+i] = dot4Finish(a0, row, x[b*n:(b+1)*n], n4)
-			out[(b+1)*rows+i] = dot4Finish(a1, row, x[(b+1)*n:(b+2)*n], n4)
-			out[(b+2)*rows+i] = dot4Finish(a2, row, x[(b+2)*n:(b+3)*n], n4)
-			out[(b+3)*rows+i] = dot4Finish(a3, row, x[(b+3)*n:(b+4)*n], n4)
 		}
 		for ; b < nb; b++ {
-			pb := unsafe.Add(px, 4*b*n)
-			var acc archsimd.Float32x4
-			for j := 0; j < n4; j += 4 {
-				acc = acc.Add(vec4(unsafe.Add(pr, 4*j)).Mul(vec4(unsafe.Add(pb, 4*j))))
-			}
-			out[b*rows+i] = dot4Finish(acc, row, x[b*n:(b+1)*n], n4)
+			out[b*rows+i] = dot4Finish(dot1(row[:n4], x[b*n:]), row, x[b*n:(b+1)*n], n4)
 		}
 	}
 }
 
-// dot4Finish adds the tail row[n4:]·x[n4:] to lane 0 of acc, in order, and
-// returns the lanes combined as (l0 + l1) + (l2 + l3).
-func dot4Finish(acc archsimd.Float32x4, row, x []float32, n4 int) float32 {
+// dot1 returns the four lanes of MatMul4's accumulator for s and p (the
+// first len(s) elements, a multiple of 4): lane l sums s[j]*p[j] for
+// j = l mod 4 in order.
+func dot1(s, p []float32) []float32 {
+	defer clearUpper()
+	p = p[:len(s)]
+	var acc archsimd.Float32x4
+	ps, pp := unsafe.Pointer(&s[0]), unsafe.Pointer(&p[0])
+	for j := 0; j < len(s); j += 4 {
+		acc = acc.Add(vec4(unsafe.Add(ps, 4*j)).Mul(vec4(unsafe.Add(pp, 4*j))))
+	}
 	var lanes [4]float32
 	acc.StoreArray(&lanes)
+	return lanes[:]
+}
+
+// dot4Finish adds the tail row[n4:]·x[n4:] to lane 0 of the accumulator's
+// lanes, in order, and returns the lanes combined as (l0 + l1) + (l2 + l3).
+func dot4Finish(lanes []float32, row, x []float32, n4 int) float32 {
+	lanes = lanes[:4]
 	a0 := lanes[0]
 	x = x[:len(row)]
 	for j := n4; j < len(row); j++ {

@@ -353,3 +353,56 @@ terms2:
 		BrIf blocks2
 	End
 	RET
+
+// func dots4W(dst *[16]float32, s, p0, p1, p2, p3 *float32, n4 int)
+//
+// Four dot products of s with p0..p3 over n4 elements (a multiple of 4,
+// > 0) in four accumulators: lane l of accumulator k sums s[j]*pk[j] for
+// j = l mod 4, in order (MatMul4's lanes, see dot4Vec); the accumulators
+// are stored at dst, k after k.
+TEXT ·dots4W(SB), NOSPLIT, $0-56
+	MOVD dst+0(FP), R0
+	MOVD s+8(FP), R1
+	MOVD p0+16(FP), R2
+	MOVD p1+24(FP), R3
+	MOVD p2+32(FP), R4
+	MOVD p3+40(FP), R5
+	MOVD n4+48(FP), R6
+	F32Const $0.0
+	F32x4Splat
+	Tee V0
+	Tee V1
+	Tee V2
+	Set V3
+	Get R1
+	Get R6
+	I64Const $2
+	I64Shl
+	I64Add
+	Set R6 // end of s
+dots:
+	Loop
+		LOAD(R1, 0, V8)
+		LOAD(R2, 0, V4)
+		LOAD(R3, 0, V5)
+		LOAD(R4, 0, V6)
+		LOAD(R5, 0, V7)
+		MULADD(V8, V4, V0)
+		MULADD(V8, V5, V1)
+		MULADD(V8, V6, V2)
+		MULADD(V8, V7, V3)
+		ADDI(R1, 16)
+		ADDI(R2, 16)
+		ADDI(R3, 16)
+		ADDI(R4, 16)
+		ADDI(R5, 16)
+		Get R1
+		Get R6
+		I64LtU
+		BrIf dots
+	End
+	STORE(R0, 0, V0)
+	STORE(R0, 16, V1)
+	STORE(R0, 32, V2)
+	STORE(R0, 48, V3)
+	RET
