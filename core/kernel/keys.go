@@ -79,9 +79,11 @@ func keyDotsVec(dst []float32, ldd int, q []float32, m int, kt []float32, n, d i
 
 // keyBlock sets dst[i*ldd+l] (l < KeyBlock) to the dot products of the
 // rows <= 4 query rows of q with the KeyBlock keys of the block kt, on the
-// widest archsimd kernel.
+// widest archsimd kernel: the 8-key logits kernel with 8 lanes, or for 4
+// rows where it is assembly (wasm; a scale of 1 leaves every product's
+// sum as it is).
 func keyBlock(dst []float32, ldd int, q []float32, rows int, kt []float32, d int) {
-	if vecLanes == 8 {
+	if vecLanes == 8 || wideKeys && rows == 4 {
 		logitsT8(dst, ldd, q, rows, kt, d, 1)
 		return
 	}
