@@ -43,6 +43,14 @@
 //     quotients of ColMean, SoftmaxRows and KeyEntropy. Dot and the row
 //     sums stay scalar: each is one sum in index order. archsimd needs AVX2 on amd64 (its Broadcast
 //     does).
+//   - the WebAssembly SIMD128 assembly (simd_wasm.s, wasm with
+//     GOEXPERIMENT=simd): the innermost loops of the logits (four rows by
+//     eight keys), of the weighted sums (one row by 32 columns, two rows by
+//     16) and of MatMul4 (four dot products side by side), each lane in the
+//     archsimd kernels' order. Go's compiled wasm jumps back to a loop head
+//     through the function's dispatch table, keeps addresses as 64-bit
+//     values and spills vectors to its stack; these loops keep everything in
+//     WebAssembly locals and run 1.6-3 times as fast under V8.
 //   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): the same kernels
 //     (but BlockDots, which then runs the portable loops) where the
 //     archsimd ones are not built or the CPU lacks AVX2, and AxpyWiden

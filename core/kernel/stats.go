@@ -48,7 +48,8 @@ func Calibrate(st *Stats, q []float32, m int, k, v []float32, n, d int, scale fl
 // maximum). The softmax's sum runs over the whole row and the partial's
 // chunk by chunk (expChunk keys, as addRow), each in index order; rows
 // are taken two at a time, so that the four chains of dependent additions
-// overlap. A row whose maximum the vector lanes do not give (a NaN, a zero
+// overlap and each row of v is loaded once for both rows' weighted sums
+// (axpy2). A row whose maximum the vector lanes do not give (a NaN, a zero
 // maximum, an empty row, no vector kernels) or is -Inf takes the two
 // kernels' own paths.
 func softmaxAttend(a, s []float32, m, n int, mu, sum []float32, p *Partial, v []float32) {
@@ -68,12 +69,11 @@ func softmaxAttend(a, s []float32, m, n int, mu, sum []float32, p *Partial, v []
 		mu[i], p.Max[i] = mx, mx
 		return true
 	}
-	// finish takes row i's sums: the softmax's t and the partial's.
+	// finish takes row i's sums (the softmax's t and the partial's) and
+	// normalises the row, whose weighted sum of v is in p.Acc.
 	finish := func(i int, t, part float32) {
-		o := a[i*n : i*n+n]
-		axpy(p.Acc[i*d:i*d+d], o, nil, v, d)
 		p.Sum[i] = part
-		scaleTo(o, 1/t)
+		scaleTo(a[i*n:i*n+n], 1/t)
 		sum[i] = t
 	}
 	i := 0
@@ -82,18 +82,22 @@ func softmaxAttend(a, s []float32, m, n int, mu, sum []float32, p *Partial, v []
 		switch {
 		case f0 && f1:
 			t0, c0, t1, c1 := rowSums2(a[i*n:i*n+n], a[(i+1)*n:(i+1)*n+n])
+			axpy2(p.Acc[i*d:i*d+d], p.Acc[(i+1)*d:(i+2)*d], a[i*n:i*n+n], a[(i+1)*n:(i+1)*n+n], nil, v, d)
 			finish(i, t0, c0)
 			finish(i+1, t1, c1)
 		case f0:
 			t0, c0, _, _ := rowSums2(a[i*n:i*n+n], a[i*n:i*n+n])
+			axpy(p.Acc[i*d:i*d+d], a[i*n:i*n+n], nil, v, d)
 			finish(i, t0, c0)
 		case f1:
 			t1, c1, _, _ := rowSums2(a[(i+1)*n:(i+1)*n+n], a[(i+1)*n:(i+1)*n+n])
+			axpy(p.Acc[(i+1)*d:(i+2)*d], a[(i+1)*n:(i+1)*n+n], nil, v, d)
 			finish(i+1, t1, c1)
 		}
 	}
 	if i < m && fused(i) {
 		t, c, _, _ := rowSums2(a[i*n:i*n+n], a[i*n:i*n+n])
+		axpy(p.Acc[i*d:i*d+d], a[i*n:i*n+n], nil, v, d)
 		finish(i, t, c)
 	}
 }
