@@ -446,35 +446,35 @@ func elemT4(op int, dst, a, b []float32, f float32) int {
 // product in the lanes of one Float32x4: lane l gets the products of
 // elements j = l mod 4, multiplied then added, in order; the tail goes to
 // lane 0 and the lanes are combined as (l0 + l1) + (l2 + l3), as dot4Go.
-// Four rows of x are taken at a time against each weight row (dots4), so
-// four independent accumulators are in flight (an add's latency is then
-// hidden) and each weight vector is loaded once for the four; every dot
-// product keeps its own order, so the bits are dot4Go's.
+// Where n is a multiple of 4 (no tail) four dot products run side by side
+// (dots4): four rows of x against each weight row, or with a single row
+// of x four weight rows, so that four independent accumulators are in
+// flight (an add's latency is then hidden) and each vector of the shared
+// row is loaded once for the four; every dot product keeps its own order,
+// so the bits are dot4Go's.
 func dot4Vec(out, w, x []float32, nb, n, rows int) {
 	n4 := n &^ 3
-	var acc [16]float32
-	i := 0
-	if nb == 1 {
-		// One row of x (a matrix-vector product): four weight rows at a
-		// time instead.
-		for ; i+4 <= rows; i += 4 {
-			dots4(&acc, x[:n4], w[i*n:], w[(i+1)*n:], w[(i+2)*n:], w[(i+3)*n:])
-			for k := range 4 {
-				out[i+k] = dot4Finish(acc[4*k:4*k+4], w[(i+k)*n:(i+k+1)*n], x, n4)
+	if n4 != n {
+		for i := 0; i < rows; i++ {
+			row := w[i*n : (i+1)*n]
+			for b := 0; b < nb; b++ {
+				out[b*rows+i] = dot4Finish(dot1(row[:n4], x[b*n:]), row, x[b*n:(b+1)*n], n4)
 			}
 		}
+		return
+	}
+	i := 0
+	if nb == 1 && rows >= 4 {
+		dots4(out, 1, x, w, n, rows/4)
+		i = rows &^ 3
 	}
 	for ; i < rows; i++ {
 		row := w[i*n : (i+1)*n]
-		b := 0
-		for ; b+4 <= nb; b += 4 {
-			dots4(&acc, row[:n4], x[b*n:], x[(b+1)*n:], x[(b+2)*n:], x[(b+3)*n:])
-			for k := range 4 {
-				out[(b+k)*rows+i] = dot4Finish(acc[4*k:4*k+4], row, x[(b+k)*n:(b+k+1)*n], n4)
-			}
+		if nb >= 4 {
+			dots4(out[i:], rows, row, x, n, nb/4)
 		}
-		for ; b < nb; b++ {
-			out[b*rows+i] = dot4Finish(dot1(row[:n4], x[b*n:]), row, x[b*n:(b+1)*n], n4)
+		for b := nb &^ 3; b < nb; b++ {
+			out[b*rows+i] = dot4Finish(dot1(row, x[b*n:]), row, x[b*n:(b+1)*n], n)
 		}
 	}
 }

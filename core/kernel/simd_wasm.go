@@ -38,7 +38,7 @@ func logitsW(dst *float32, ldd int, q *float32, m int, kt *float32, d int, scale
 func axpyW(o, coef *float32, idx *int32, nt int, b *float32, ldb int, n32 int)
 
 //go:noescape
-func dots4W(dst *[16]float32, s, p0, p1, p2, p3 *float32, n4 int)
+func dots4W(out *float32, ostride int, s, p *float32, n int, blocks int)
 
 //go:noescape
 func axpy2W(o0, o1, c0, c1 *float32, idx *int32, nt int, b *float32, ldb int, n16 int)
@@ -144,10 +144,13 @@ func xlogxT8(dst, src []float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
 
-// dots4 sets acc[4k:4k+4] to the four lanes of MatMul4's accumulator for s
-// and pk (their first len(s) elements, a multiple of 4, > 0): dots4W.
-func dots4(acc *[16]float32, s, p0, p1, p2, p3 []float32) {
-	n := len(s)
-	p0, p1, p2, p3 = p0[:n], p1[:n], p2[:n], p3[:n]
-	dots4W(acc, &s[0], &p0[0], &p1[0], &p2[0], &p3[0], n)
+
+// dots4 sets out[r*ostride] to MatMul4's dot product of s with row r of
+// p (row r at p[r*n:], n = len(s) a multiple of 4, > 0) for the
+// 4*blocks rows: dots4W.
+func dots4(out []float32, ostride int, s, p []float32, n, blocks int) {
+	_ = s[n-1]
+	_ = p[4*blocks*n-1]
+	_ = out[(4*blocks-1)*ostride]
+	dots4W(&out[0], ostride, &s[0], &p[0], n, blocks)
 }

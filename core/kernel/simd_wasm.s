@@ -354,55 +354,124 @@ terms2:
 	End
 	RET
 
-// func dots4W(dst *[16]float32, s, p0, p1, p2, p3 *float32, n4 int)
+// DOT4STEP multiplies the 4 floats of s at offset off by those of p0..p3
+// (R2-R5) at offset off and adds them to the accumulators V0-V3.
+#define DOT4STEP(off) \
+	LOAD(R1, off, V8); \
+	LOAD(R2, off, V4); \
+	LOAD(R3, off, V5); \
+	LOAD(R4, off, V6); \
+	LOAD(R5, off, V7); \
+	MULADD(V8, V4, V0); \
+	MULADD(V8, V5, V1); \
+	MULADD(V8, V6, V2); \
+	MULADD(V8, V7, V3)
+
+// HSUM stores (l0 + l1) + (l2 + l3) of the lanes l of v at address r.
+#define HSUM(v, r) \
+	Get r; I32WrapI64; \
+	Get v; F32x4ExtractLane $0, $0; Get v; F32x4ExtractLane $1, $1; F32Add; \
+	Get v; F32x4ExtractLane $2, $2; Get v; F32x4ExtractLane $3, $3; F32Add; \
+	F32Add; F32Store $0
+
+// func dots4W(out *float32, ostride int, s, p *float32, n int, blocks int)
 //
-// Four dot products of s with p0..p3 over n4 elements (a multiple of 4,
-// > 0) in four accumulators: lane l of accumulator k sums s[j]*pk[j] for
-// j = l mod 4, in order (MatMul4's lanes, see dot4Vec); the accumulators
-// are stored at dst, k after k.
-TEXT ·dots4W(SB), NOSPLIT, $0-56
-	MOVD dst+0(FP), R0
-	MOVD s+8(FP), R1
-	MOVD p0+16(FP), R2
-	MOVD p1+24(FP), R3
-	MOVD p2+32(FP), R4
-	MOVD p3+40(FP), R5
-	MOVD n4+48(FP), R6
-	F32Const $0.0
-	F32x4Splat
-	Tee V0
-	Tee V1
-	Tee V2
-	Set V3
-	Get R1
+// MatMul4's dot products of s with blocks*4 rows of p (n floats each, n a
+// multiple of 4, > 0; row r at p + r*n): four at a time side by side, lane
+// l of each accumulator summing s[j]*p_r[j] for j = l mod 4 in order, then
+// (l0 + l1) + (l2 + l3) stored at out[r*ostride].
+TEXT ·dots4W(SB), NOSPLIT, $0-48
+	MOVD out+0(FP), R0
+	MOVD ostride+8(FP), R10
+	MOVD s+16(FP), R11
+	MOVD p+24(FP), R12
+	MOVD n+32(FP), R6
+	MOVD blocks+40(FP), R13
+	Get R10
+	I64Const $2
+	I64Shl
+	Set R10 // out stride in bytes
 	Get R6
 	I64Const $2
 	I64Shl
-	I64Add
-	Set R6 // end of s
-dots:
+	Set R6 // row length in bytes
+blocks4:
 	Loop
-		LOAD(R1, 0, V8)
-		LOAD(R2, 0, V4)
-		LOAD(R3, 0, V5)
-		LOAD(R4, 0, V6)
-		LOAD(R5, 0, V7)
-		MULADD(V8, V4, V0)
-		MULADD(V8, V5, V1)
-		MULADD(V8, V6, V2)
-		MULADD(V8, V7, V3)
-		ADDI(R1, 16)
-		ADDI(R2, 16)
-		ADDI(R3, 16)
-		ADDI(R4, 16)
-		ADDI(R5, 16)
-		Get R1
+		F32Const $0.0
+		F32x4Splat
+		Tee V0
+		Tee V1
+		Tee V2
+		Set V3
+		Get R11
+		Set R1
+		Get R12
+		Tee R2
 		Get R6
-		I64LtU
-		BrIf dots
+		I64Add
+		Tee R3
+		Get R6
+		I64Add
+		Tee R4
+		Get R6
+		I64Add
+		Set R5
+		Get R11
+		Get R6
+		I64Add
+		Set R7 // end of s
+		Get R6
+		I64Const $31
+		I64And
+		I64Eqz
+		I32Eqz
+		If
+			// n mod 8 == 4: one step of 4 first.
+			DOT4STEP(0)
+			ADDI(R1, 16)
+			ADDI(R2, 16)
+			ADDI(R3, 16)
+			ADDI(R4, 16)
+			ADDI(R5, 16)
+		End
+		Block
+		dots8:
+		Loop
+			Get R1
+			Get R7
+			I64GeU
+			BrIf $1
+			DOT4STEP(0)
+			DOT4STEP(16)
+			ADDI(R1, 32)
+			ADDI(R2, 32)
+			ADDI(R3, 32)
+			ADDI(R4, 32)
+			ADDI(R5, 32)
+			Br dots8
+		End
+		End
+		HSUM(V0, R0)
+		ADDR(R0, R10)
+		HSUM(V1, R0)
+		ADDR(R0, R10)
+		HSUM(V2, R0)
+		ADDR(R0, R10)
+		HSUM(V3, R0)
+		ADDR(R0, R10)
+		// The next block of p starts four rows on.
+		Get R12
+		Get R6
+		I64Const $2
+		I64Shl
+		I64Add
+		Set R12
+		Get R13
+		I64Const $1
+		I64Sub
+		Tee R13
+		I64Eqz
+		I32Eqz
+		BrIf blocks4
 	End
-	STORE(R0, 0, V0)
-	STORE(R0, 16, V1)
-	STORE(R0, 32, V2)
-	STORE(R0, 48, V3)
 	RET
