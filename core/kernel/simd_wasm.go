@@ -144,7 +144,6 @@ func xlogxT8(dst, src []float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
 
-
 // dots4 sets out[r*ostride] to MatMul4's dot product of s with row r of
 // p (row r at p[r*n:], n = len(s) a multiple of 4, > 0) for the
 // 4*blocks rows: dots4W.
