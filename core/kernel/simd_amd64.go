@@ -160,30 +160,7 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 	}
 	c := 0
 	for ; c+32 <= n; c += 32 {
-		u, v := unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c)
-		s0, s1, s2, s3 := vec8(u), vec8(unsafe.Add(u, 32)), vec8(unsafe.Add(u, 64)), vec8(unsafe.Add(u, 96))
-		t0, t1, t2, t3 := vec8(v), vec8(unsafe.Add(v, 32)), vec8(unsafe.Add(v, 64)), vec8(unsafe.Add(v, 96))
-		for t, x := range c0 {
-			w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
-			r := unsafe.Add(row(t), 4*c)
-			b0, b1, b2, b3 := vec8(r), vec8(unsafe.Add(r, 32)), vec8(unsafe.Add(r, 64)), vec8(unsafe.Add(r, 96))
-			s0 = s0.Add(w.Mul(b0))
-			s1 = s1.Add(w.Mul(b1))
-			s2 = s2.Add(w.Mul(b2))
-			s3 = s3.Add(w.Mul(b3))
-			t0 = t0.Add(y.Mul(b0))
-			t1 = t1.Add(y.Mul(b1))
-			t2 = t2.Add(y.Mul(b2))
-			t3 = t3.Add(y.Mul(b3))
-		}
-		s0.StoreArray((*[8]float32)(u))
-		s1.StoreArray((*[8]float32)(unsafe.Add(u, 32)))
-		s2.StoreArray((*[8]float32)(unsafe.Add(u, 64)))
-		s3.StoreArray((*[8]float32)(unsafe.Add(u, 96)))
-		t0.StoreArray((*[8]float32)(v))
-		t1.StoreArray((*[8]float32)(unsafe.Add(v, 32)))
-		t2.StoreArray((*[8]float32)(unsafe.Add(v, 64)))
-		t3.StoreArray((*[8]float32)(unsafe.Add(v, 96)))
+		axpy2Block8(unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c), c0, c1, idx, unsafe.Add(pb, 4*c), ldb)
 	}
 	for ; c+8 <= n; c += 8 {
 		u, v := unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c)
@@ -546,4 +523,40 @@ func dots4Block(l *[16]float32, s, q unsafe.Pointer, n int) {
 	a1.StoreArray((*[4]float32)(l[4:8]))
 	a2.StoreArray((*[4]float32)(l[8:12]))
 	a3.StoreArray((*[4]float32)(l[12:16]))
+}
+
+// axpy2Block8 is axpy2T8's block of 2 rows by 32 columns at u and v, the
+// columns of b from pb on: a leaf loop, whose accumulators the compiler
+// keeps in registers.
+func axpy2Block8(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.Pointer, ldb int) {
+	s0, s1, s2, s3 := vec8(u), vec8(unsafe.Add(u, 32)), vec8(unsafe.Add(u, 64)), vec8(unsafe.Add(u, 96))
+	t0, t1, t2, t3 := vec8(v), vec8(unsafe.Add(v, 32)), vec8(unsafe.Add(v, 64)), vec8(unsafe.Add(v, 96))
+	c1 = c1[:len(c0)]
+	if idx != nil {
+		idx = idx[:len(c0)]
+	}
+	r := pb
+	for t, x := range c0 {
+		if idx != nil {
+			r = unsafe.Add(pb, 4*int(idx[t])*ldb)
+		}
+		w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
+		b0 := vec8(r)
+		s0, t0 = s0.Add(w.Mul(b0)), t0.Add(y.Mul(b0))
+		b1 := vec8(unsafe.Add(r, 32))
+		s1, t1 = s1.Add(w.Mul(b1)), t1.Add(y.Mul(b1))
+		b2 := vec8(unsafe.Add(r, 64))
+		s2, t2 = s2.Add(w.Mul(b2)), t2.Add(y.Mul(b2))
+		b3 := vec8(unsafe.Add(r, 96))
+		s3, t3 = s3.Add(w.Mul(b3)), t3.Add(y.Mul(b3))
+		r = unsafe.Add(r, 4*ldb)
+	}
+	s0.StoreArray((*[8]float32)(u))
+	s1.StoreArray((*[8]float32)(unsafe.Add(u, 32)))
+	s2.StoreArray((*[8]float32)(unsafe.Add(u, 64)))
+	s3.StoreArray((*[8]float32)(unsafe.Add(u, 96)))
+	t0.StoreArray((*[8]float32)(v))
+	t1.StoreArray((*[8]float32)(unsafe.Add(v, 32)))
+	t2.StoreArray((*[8]float32)(unsafe.Add(v, 64)))
+	t3.StoreArray((*[8]float32)(unsafe.Add(v, 96)))
 }
