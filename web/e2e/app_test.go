@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/draw"
 	"image/png"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -244,13 +247,27 @@ func mustJSON(ss []string) string {
 	return string(b)
 }
 
-// appShot saves a full-page screenshot as artifacts/name.png.
+// appShot saves a full-page screenshot as artifacts/name.png. It makes
+// the viewport as tall as the page, waits for the heatmap page to draw
+// again (a resize of its iframe clears the renderer's canvas, which a
+// screenshot taken at once shows black), captures the viewport and puts
+// the viewport back.
 func appShot(t *testing.T, b *Browser, name string) {
 	t.Helper()
-	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
+	size := MustEval[struct{ W, H float64 }](b, `({W: document.documentElement.clientWidth, H: document.documentElement.scrollHeight})`)
+	if _, err := chromedp.Call(b.Ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+		Width: int64(size.W), Height: int64(math.Ceil(size.H)), DeviceScaleFactor: 1}); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	res, err := chromedp.Call(b.Ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	if _, cerr := chromedp.Call(b.Ctx, emulation.ClearDeviceMetricsOverride, cdp.Empty{}); cerr != nil && err == nil {
+		err = cerr
+	}
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
+	png := res.Data
 	if err := os.MkdirAll(ArtifactsDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
