@@ -1,8 +1,9 @@
 package kernel
 
 // BlockDotsWork is the number of floats of the work buffer BlockDots needs
-// for rows of d elements.
-func BlockDotsWork(d int) int { return 8 * d }
+// for rows of d elements: the panel packed transposed (8d) and up to 4
+// vectors (4d).
+func BlockDotsWork(d int) int { return 12 * d }
 
 // BlockDots sets dst[j*ldd+i] to the blocked dot product of row i of w
 // (m x d, row-major, m <= 8) and row j of x (n x d), for i < m and j < n:
@@ -13,8 +14,9 @@ func BlockDotsWork(d int) int { return 8 * d }
 // product taken block by block (core/model/quant's Dot), for a panel of
 // rows and many vectors at once: with archsimd a lane runs one row's sums,
 // 8 or 4 rows at a time over 4 vectors, with the rows packed transposed
-// into work (at least BlockDotsWork(d) floats). Every path gives the
-// portable loops' bits.
+// into work (at least BlockDotsWork(d) floats); fewer than 4 vectors (a
+// matrix-vector product) are padded to 4 with zero vectors in work. Every
+// path gives the portable loops' bits.
 func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs int, work []float32) {
 	if m <= 0 || n <= 0 || d <= 0 {
 		return
@@ -24,8 +26,21 @@ func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs
 	}
 	w, x = w[:m*d], x[:n*d]
 	_ = dst[(n-1)*ldd+m-1]
-	if vecLanes == 0 || n < 4 {
+	if vecLanes == 0 {
 		blockDotsGo(dst, ldd, w, m, x, n, d, bs)
+		return
+	}
+	if n < 4 {
+		// Four vectors, the last zero; the results of the real ones are
+		// copied out.
+		x4 := work[8*d : 12*d]
+		copy(x4, x)
+		clear(x4[n*d:])
+		var out [4 * 8]float32
+		BlockDots(out[:], 8, w, m, x4, 4, d, bs, work[:8*d])
+		for j := 0; j < n; j++ {
+			copy(dst[j*ldd:j*ldd+m], out[j*8:j*8+m])
+		}
 		return
 	}
 	lanes := vecLanes

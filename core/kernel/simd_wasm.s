@@ -38,6 +38,19 @@
 // ADDR adds register s to register r.
 #define ADDR(r, s) Get r; Get s; I64Add; Set r
 
+// LOOPDEC decrements the counter r and branches to label unless it is 0.
+#define LOOPDEC(r, label) Get r; I64Const $1; I64Sub; Tee r; I64Eqz; I32Eqz; BrIf label
+
+// IDXROW sets R9 to row idx[t] of b (R6 + idx[t]*R7, idx[t] read at R13,
+// which moves on) when there is an index (R4 != 0); without one R9 steps
+// through the rows.
+#define IDXROW \
+	Get R4; I64Eqz; I32Eqz; \
+	If; \
+		Get R13; I32WrapI64; I64Load32S $0; Get R7; I64Mul; Get R6; I64Add; Set R9; \
+		ADDI(R13, 4); \
+	End
+
 // func logitsW(dst *float32, ldd int, q *float32, m int, kt *float32, d int, scale float32)
 //
 // For the 8 keys packed transposed at kt (kt[8c+l] = key l's element c) and
@@ -109,13 +122,7 @@ cols:
 			MULADD(V10, V9, V7)
 			ADDI(R7, 32)
 			ADDI(R8, 4)
-			Get R9
-			I64Const $1
-			I64Sub
-			Tee R9
-			I64Eqz
-			I32Eqz
-			BrIf cols
+			LOOPDEC(R9, cols)
 		End
 		STORESCALED(R0, 0, V0)
 		STORESCALED(R0, 16, V1)
@@ -187,20 +194,7 @@ blocks1:
 		Set R13 // idx + 4t
 terms1:
 		Loop
-			Get R4
-			I64Eqz
-			I32Eqz
-			If
-				Get R13
-				I32WrapI64
-				I64Load32S $0
-				Get R7
-				I64Mul
-				Get R6
-				I64Add
-				Set R9
-				ADDI(R13, 4)
-			End
+			IDXROW
 			SPLAT(R11, V12)
 			ADDI(R11, 4)
 			LOAD(R9, 0, V8)
@@ -220,13 +214,7 @@ terms1:
 			LOAD(R9, 112, V8)
 			MULADD(V12, V8, V7)
 			ADDR(R9, R7)
-			Get R10
-			I64Const $1
-			I64Sub
-			Tee R10
-			I64Eqz
-			I32Eqz
-			BrIf terms1
+			LOOPDEC(R10, terms1)
 		End
 		STORE(R0, 0, V0)
 		STORE(R0, 16, V1)
@@ -238,13 +226,7 @@ terms1:
 		STORE(R0, 112, V7)
 		ADDI(R0, 128)
 		ADDI(R6, 128)
-		Get R8
-		I64Const $1
-		I64Sub
-		Tee R8
-		I64Eqz
-		I32Eqz
-		BrIf blocks1
+		LOOPDEC(R8, blocks1)
 	End
 	RET
 
@@ -294,20 +276,7 @@ blocks2:
 		Set R13
 terms2:
 		Loop
-			Get R4
-			I64Eqz
-			I32Eqz
-			If
-				Get R13
-				I32WrapI64
-				I64Load32S $0
-				Get R7
-				I64Mul
-				Get R6
-				I64Add
-				Set R9
-				ADDI(R13, 4)
-			End
+			IDXROW
 			SPLAT(R11, V12)
 			SPLAT(R12, V13)
 			ADDI(R11, 4)
@@ -325,13 +294,7 @@ terms2:
 			MULADD(V13, V10, V6)
 			MULADD(V13, V11, V7)
 			ADDR(R9, R7)
-			Get R10
-			I64Const $1
-			I64Sub
-			Tee R10
-			I64Eqz
-			I32Eqz
-			BrIf terms2
+			LOOPDEC(R10, terms2)
 		End
 		STORE(R0, 0, V0)
 		STORE(R0, 16, V1)
@@ -344,13 +307,7 @@ terms2:
 		ADDI(R0, 64)
 		ADDI(R1, 64)
 		ADDI(R6, 64)
-		Get R8
-		I64Const $1
-		I64Sub
-		Tee R8
-		I64Eqz
-		I32Eqz
-		BrIf blocks2
+		LOOPDEC(R8, blocks2)
 	End
 	RET
 
@@ -466,12 +423,6 @@ blocks4:
 		I64Shl
 		I64Add
 		Set R12
-		Get R13
-		I64Const $1
-		I64Sub
-		Tee R13
-		I64Eqz
-		I32Eqz
-		BrIf blocks4
+		LOOPDEC(R13, blocks4)
 	End
 	RET

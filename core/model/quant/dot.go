@@ -39,21 +39,26 @@ func Dot(t Type, row []byte, x []float32) float32 {
 
 // MatVec sets dst[r] = Dot(t, row r of w, x) for the rows x cols matrix w
 // of type t stored row after row (each row t.RowBytes(cols) bytes), and
-// x of cols elements. Large matrices are split by rows over GOMAXPROCS
-// goroutines (each row computed by one, so the bits do not depend on the
-// number of cores). It panics on sizes that do not match.
+// x of cols elements: MatMul's panels of decoded rows with one vector
+// (kernel.BlockDots, a lane per row), the same bits. Large matrices are
+// split by rows over GOMAXPROCS goroutines (each row computed by one, so
+// the bits do not depend on the number of cores). It panics on sizes that
+// do not match.
 func MatVec(t Type, dst []float32, w []byte, rows, cols int, x []float32) {
 	rb := mustRow(t, -1, cols)
 	if len(dst) < rows || len(x) < cols || rows < 0 || len(w) != rows*rb {
 		panic(fmt.Sprintf("quant: MatVec %s %dx%d: %d bytes of weights (want %d), dst %d, x %d",
 			t, rows, cols, len(w), rows*rb, len(dst), len(x)))
 	}
-	x = x[:cols]
-	run := func(r0, r1 int) {
-		for r := r0; r < r1; r++ {
-			dst[r] = Dot(t, w[r*rb:(r+1)*rb], x)
-		}
+	if rows == 0 {
+		return
 	}
+	x = x[:cols]
+	chunk := t.BlockSize()
+	if chunk == 1 { // float types: Dot's chunks of 256 elements
+		chunk = QKK
+	}
+	run := func(r0, r1 int) { matMulRows(t, dst, w, rows, cols, x, 1, chunk, r0, r1) }
 	workers := min(runtime.GOMAXPROCS(0), rows/64)
 	if int64(rows)*int64(cols) < 1<<18 || workers <= 1 {
 		run(0, rows)
@@ -61,6 +66,7 @@ func MatVec(t Type, dst []float32, w []byte, rows, cols int, x []float32) {
 	}
 	var wg sync.WaitGroup
 	per := (rows + workers - 1) / workers
+	per = (per + panelRows - 1) / panelRows * panelRows
 	for r0 := 0; r0 < rows; r0 += per {
 		wg.Add(1)
 		go func(r0, r1 int) {
