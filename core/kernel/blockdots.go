@@ -1,5 +1,7 @@
 package kernel
 
+import "unsafe"
+
 // BlockDotsWork is the number of floats of the work buffer BlockDots needs
 // for rows of d elements: the panel packed transposed (8d) and up to 4
 // vectors (4d).
@@ -51,17 +53,7 @@ func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs
 	for r0 := 0; r0 < m; r0 += lanes {
 		rows := min(lanes, m-r0)
 		wt := work[:lanes*d]
-		for r := 0; r < lanes; r++ {
-			if r >= rows {
-				for c := 0; c < d; c++ {
-					wt[lanes*c+r] = 0
-				}
-				continue
-			}
-			for c, v := range w[(r0+r)*d : (r0+r+1)*d] {
-				wt[lanes*c+r] = v
-			}
-		}
+		packRows(wt, lanes, w[r0*d:(r0+rows)*d], rows, d)
 		if lanes == 8 {
 			blockDotsT8(dst[r0:], ldd, rows, wt, x, n4, d, bs)
 		} else {
@@ -85,6 +77,25 @@ func blockDotsGo(dst []float32, ldd int, w []float32, m int, x []float32, n, d, 
 				s += Dot(wi[b0:b1], xj[b0:b1])
 			}
 			dst[j*ldd+i] = s
+		}
+	}
+}
+
+// packRows sets wt[lanes*c+r] to w[r*d+c] for the rows < lanes of w (d
+// columns each) and to 0 for the missing rows r >= rows: the panel
+// transposed, a row per lane.
+func packRows(wt []float32, lanes int, w []float32, rows, d int) {
+	wt, w = wt[:lanes*d], w[:rows*d]
+	for r := 0; r < lanes; r++ {
+		p := unsafe.Pointer(&wt[r])
+		if r >= rows {
+			for c := 0; c < d; c++ {
+				*(*float32)(unsafe.Add(p, 4*lanes*c)) = 0
+			}
+			continue
+		}
+		for c, v := range w[r*d : (r+1)*d] {
+			*(*float32)(unsafe.Add(p, 4*lanes*c)) = v
 		}
 	}
 }

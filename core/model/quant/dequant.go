@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/haeols/haeols/core/half"
 )
@@ -27,6 +28,11 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 func dequantRow(t Type, dst []float32, src []byte) {
 	switch t {
 	case F32:
+		if hostLittleEndian && len(dst) > 0 {
+			// The bytes are the values: one copy.
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
+			return
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
@@ -39,27 +45,47 @@ func dequantRow(t Type, dst []float32, src []byte) {
 		return
 	}
 	bs, bb := t.BlockSize(), t.BlockBytes()
-	f := blockFuncs[t]
+	f := blockFunc(t)
 	for len(dst) > 0 {
 		f(dst[:bs], src[:bb])
 		dst, src = dst[bs:], src[bb:]
 	}
 }
 
-// blockFuncs decode one block of a quantized type: len(y) is the block
-// size and len(b) the block bytes.
-var blockFuncs = map[Type]func(y []float32, b []byte){
-	Q4_0: dequantQ4_0,
-	Q4_1: dequantQ4_1,
-	Q5_0: dequantQ5_0,
-	Q5_1: dequantQ5_1,
-	Q8_0: dequantQ8_0,
-	Q2_K: dequantQ2_K,
-	Q3_K: dequantQ3_K,
-	Q4_K: dequantQ4_K,
-	Q5_K: dequantQ5_K,
-	Q6_K: dequantQ6_K,
+// blockFunc is the decoder of one block of the quantized type t: len(y) is
+// the block size and len(b) the block bytes.
+func blockFunc(t Type) func(y []float32, b []byte) {
+	switch t {
+	case Q4_0:
+		return dequantQ4_0
+	case Q4_1:
+		return dequantQ4_1
+	case Q5_0:
+		return dequantQ5_0
+	case Q5_1:
+		return dequantQ5_1
+	case Q8_0:
+		return dequantQ8_0
+	case Q2_K:
+		return dequantQ2_K
+	case Q3_K:
+		return dequantQ3_K
+	case Q4_K:
+		return dequantQ4_K
+	case Q5_K:
+		return dequantQ5_K
+	case Q6_K:
+		return dequantQ6_K
+	}
+	panic(fmt.Sprintf("quant: no decoder for %s", t))
 }
+
+// hostLittleEndian: the machine stores a float32 as its little-endian
+// bytes (amd64, arm64, wasm), so F32 rows are copied as they are.
+var hostLittleEndian = func() bool {
+	x := uint32(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // f16 reads the little-endian float16 at b[0:2].
 func f16(b []byte) float32 { return half.F16ToF32(binary.LittleEndian.Uint16(b)) }
