@@ -132,9 +132,14 @@ func dequantQ5_1(y []float32, b []byte) {
 	}
 }
 
-// Q8_0: d, then 32 signed bytes; x = q * d.
+// Q8_0: d, then 32 signed bytes; x = q * d (in vectors where the build
+// has them, q8Widen: the same operations).
 func dequantQ8_0(y []float32, b []byte) {
 	d, qs := f16(b), b[2:2+QK]
+	if q8Vec {
+		q8Widen(y, qs, d)
+		return
+	}
 	for j, q := range qs {
 		y[j] = float32(int8(q)) * d
 	}
