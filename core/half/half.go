@@ -1,6 +1,7 @@
 // Package half converts between float32 and the two 16-bit float formats used
 // to store tensors: IEEE 754 binary16 ("float16", safetensors F16, NumPy <f2)
-// and bfloat16 (safetensors BF16).
+// and bfloat16 (safetensors BF16); DecodeF32 reads stored float32s beside
+// them, so that every reader decodes tensor bytes here.
 //
 // Narrowing conversions round to nearest, ties to even, the way hardware and
 // NumPy do. Values too large for the target become infinities, values too
@@ -10,8 +11,10 @@
 package half
 
 import (
+	"encoding/binary"
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // Bit layouts.
@@ -162,5 +165,34 @@ func DecodeBF16(dst []float32, src []byte, bigEndian bool) {
 	}
 	for i := range dst {
 		dst[i] = math.Float32frombits(uint32(src[2*i])<<16 | uint32(src[2*i+1])<<24)
+	}
+}
+
+// LittleEndian reports whether this machine stores numbers little-endian
+// (amd64, arm64, wasm): then a float32's 4 bytes in memory are its
+// little-endian encoding.
+var LittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// DecodeF32 reads len(dst) float32s stored in src (4 bytes each, little
+// endian unless bigEndian) into dst: one copy of the bytes when their order
+// is the machine's, each converted otherwise. Both give the stored bits.
+func DecodeF32(dst []float32, src []byte, bigEndian bool) {
+	if len(dst) == 0 {
+		return
+	}
+	src = src[:4*len(dst)]
+	if bigEndian != LittleEndian {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
+		return
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if bigEndian {
+		bo = binary.BigEndian
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(bo.Uint32(src[4*i:]))
 	}
 }

@@ -1,6 +1,7 @@
 package half
 
 import (
+	"encoding/binary"
 	"math"
 	"os"
 	"sort"
@@ -468,6 +469,32 @@ func benchDecode(b *testing.B, decode func([]float32, []byte, bool)) {
 		})
 		if w == 0 {
 			break
+		}
+	}
+}
+
+// TestDecodeF32: DecodeF32 gives each stored float32's bits, NaN payloads
+// and signed zeros too, in either byte order and for every length up to 9
+// (the copy and the conversion paths alike).
+func TestDecodeF32(t *testing.T) {
+	vals := []uint32{0, 0x80000000, 0x3f800000, 0x7f800000, 0xff800000, 0x7fc00001, 0xffbfffff, 0x00000001, 0x7f7fffff}
+	for _, big := range []bool{false, true} {
+		for n := 0; n <= len(vals); n++ {
+			src := make([]byte, 4*n+3) // longer than needed: only 4n bytes are read
+			for i, v := range vals[:n] {
+				if big {
+					binary.BigEndian.PutUint32(src[4*i:], v)
+				} else {
+					binary.LittleEndian.PutUint32(src[4*i:], v)
+				}
+			}
+			dst := make([]float32, n)
+			DecodeF32(dst, src, big)
+			for i, v := range vals[:n] {
+				if got := math.Float32bits(dst[i]); got != v {
+					t.Errorf("big endian %v, n %d: element %d = %#08x, want %#08x", big, n, i, got, v)
+				}
+			}
 		}
 	}
 }

@@ -364,15 +364,7 @@ func (t *raw) convert(dst []float32, src []byte, off int) error {
 	}
 	switch t.dt.name {
 	case "F32":
-		if !t.dt.bigEndian {
-			for i := range dst {
-				dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-			}
-			break
-		}
-		for i := range dst {
-			dst[i] = math.Float32frombits(bo.Uint32(src[4*i:]))
-		}
+		half.DecodeF32(dst, src, t.dt.bigEndian)
 	case "F16":
 		half.DecodeF16(dst, src, t.dt.bigEndian)
 	case "BF16":

@@ -25,6 +25,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
+	"github.com/haeols/haeols/core/half"
 	"github.com/haeols/haeols/core/result"
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/wire"
@@ -976,7 +977,7 @@ func float32LE(x []float32) []byte {
 	if len(x) == 0 {
 		return []byte{}
 	}
-	if littleEndian {
+	if half.LittleEndian {
 		return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 	}
 	b := make([]byte, 4*len(x))
@@ -985,12 +986,6 @@ func float32LE(x []float32) []byte {
 	}
 	return b
 }
-
-// littleEndian reports the machine's byte order.
-var littleEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
 
 // curve answers error vs ratio for each method, for one head (Head >= 0)
 // or the mean over all heads (Head -1). A point where the method does not

@@ -3,8 +3,6 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
-	"unsafe"
 
 	"github.com/haeols/haeols/core/half"
 )
@@ -28,14 +26,7 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 func dequantRow(t Type, dst []float32, src []byte) {
 	switch t {
 	case F32:
-		if hostLittleEndian && len(dst) > 0 {
-			// The bytes are the values: one copy.
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
-			return
-		}
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
+		half.DecodeF32(dst, src, false)
 		return
 	case F16:
 		half.DecodeF16(dst, src, false)
@@ -79,13 +70,6 @@ func blockFunc(t Type) func(y []float32, b []byte) {
 	}
 	panic(fmt.Sprintf("quant: no decoder for %s", t))
 }
-
-// hostLittleEndian: the machine stores a float32 as its little-endian
-// bytes (amd64, arm64, wasm), so F32 rows are copied as they are.
-var hostLittleEndian = func() bool {
-	x := uint32(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
 
 // f16 reads the little-endian float16 at b[0:2].
 func f16(b []byte) float32 { return half.F16ToF32(binary.LittleEndian.Uint16(b)) }
