@@ -10,6 +10,11 @@
 // fetches the sample file of the site that the query names at once (see
 // haeolsFetch), and the Go side starts looking for the GPU it asks for.
 "use strict";
+// A helper tells the worker that started it that it runs: that worker
+// holds off its long decoding until then (wasm/worker's Pool.share).
+if (self.location.hash === "#helper") {
+	self.postMessage({started: true});
+}
 importScripts("wasm_exec.js");
 
 // The largest file the worker opens (wasm/worker's MaxFileBytes): a
@@ -20,10 +25,16 @@ const prefetchMaxBytes = 1 << 30;
 // this worker start: {url (absolute), abort, answer: a promise of an object
 // like a fetch Response (ok, status, statusText, headers, arrayBuffer)}.
 let prefetched = null;
+// prefetchSize is a promise of the prefetched file's declared length (0
+// when unknown, or once the prefetch is dropped); null without a prefetch.
+let prefetchSize = null;
+let prefetchDropped = false;
 
 function prefetch(url) {
 	const abort = new AbortController();
-	const answer = fetch(url, {signal: abort.signal}).then(async (resp) => {
+	const resp = fetch(url, {signal: abort.signal});
+	prefetchSize = resp.then((r) => (r.ok && !prefetchDropped ? Number(r.headers.get("content-length")) || 0 : 0), () => 0);
+	const answer = resp.then(async (resp) => {
 		const n = Number(resp.headers.get("content-length"));
 		if (!resp.ok || !(n >= 0 && n <= prefetchMaxBytes)) {
 			return resp; // unread: the Go side says why it refuses it
@@ -55,12 +66,17 @@ self.haeolsFetch = (url) => {
 		return p.answer.catch(() => fetch(url));
 	}
 	if (p !== null) {
+		prefetchDropped = true;
 		p.abort.abort();
 	}
 	return fetch(url);
 };
+// haeolsPrefetchSize returns prefetchSize: the Go side starts the helper
+// workers a file that large is shared with while it downloads.
+self.haeolsPrefetchSize = () => prefetchSize;
 self.haeolsDropPrefetch = () => {
 	if (prefetched !== null) {
+		prefetchDropped = true;
 		prefetched.abort.abort();
 		prefetched = null;
 	}

@@ -31,13 +31,19 @@ const (
 	// helperPoll is how often a grid waiting for its helpers looks at
 	// the queue (urgent head requests, a newer grid).
 	helperPoll = 10 * time.Millisecond
+	// helperStartWait bounds how long a share waits for helpers it
+	// started to run before the worker decodes its own copy (see share).
+	helperStartWait = time.Second
 )
 
 // Conn is one helper worker. Post sends it a request with its buffers (a
 // copy: the caller keeps using them); its answers come through the
-// deliver function that started it. Close ends it.
+// deliver function that started it. Started's channel is closed once the
+// helper runs (what was posted to it is on its way) or has failed to
+// start. Close ends it.
 type Conn interface {
 	Post(req wire.Request, bufs map[string][]byte)
+	Started() <-chan struct{}
 	Close()
 }
 
@@ -77,30 +83,77 @@ type reply struct {
 
 // share hands the sample file data (named name) to the helpers, starting
 // them as needed, or ends them when the file is too small to share; bind
-// says when the worker's own decoding of it succeeded.
+// says when the worker's own decoding of it succeeded. It returns once
+// the helpers run (at most helperStartWait): in a browser a worker that
+// starts a helper must get back to its event loop for the helper to
+// start, which the long decoding that follows a share would hold off, so
+// the helpers would start decoding their copies only after the worker's
+// first answers.
 func (p *Pool) share(name string, data []byte) {
 	if p == nil {
 		return
 	}
-	least := p.MinBytes
-	if least <= 0 {
-		least = ShareMinBytes
-	}
-	n := helpersFor(p.N, len(data), least)
+	n := p.sharedWith(len(data))
 	if n == 0 {
 		p.drop()
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.wake == nil {
-		p.wake = make(chan struct{}, 1)
-		p.loads = map[int]int{}
-	}
 	p.sample = nil
 	for len(p.hs) > n {
 		p.hs[len(p.hs)-1].conn.Close()
 		p.hs = p.hs[:len(p.hs)-1]
+	}
+	p.startLocked(n)
+	posts := make([]func(), len(p.hs))
+	started := make([]<-chan struct{}, len(p.hs))
+	for i, h := range p.hs {
+		h.broken = false
+		p.nextID++
+		p.loads[i] = p.nextID
+		req := wire.Request{ID: p.nextID, Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: name}}
+		posts[i] = func() { h.conn.Post(req, map[string][]byte{"file": data}) }
+		started[i] = h.conn.Started()
+	}
+	p.mu.Unlock()
+	for _, post := range posts {
+		post()
+	}
+	deadline := time.NewTimer(helperStartWait)
+	defer deadline.Stop()
+	for _, c := range started {
+		select {
+		case <-c:
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// StartFor starts the helpers that a sample file of size bytes will be
+// shared with, before the file is there (a fetch under way): their start
+// then overlaps the download instead of following it. A share of another
+// size keeps as many of them as it uses, a load that is not shared ends
+// them.
+func (p *Pool) StartFor(size int) {
+	if p == nil {
+		return
+	}
+	n := p.sharedWith(size)
+	if n == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.startLocked(n)
+}
+
+// startLocked starts helpers until there are n (or one fails to start);
+// p.mu is held.
+func (p *Pool) startLocked(n int) {
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+		p.loads = map[int]int{}
 	}
 	for i := len(p.hs); i < n; i++ {
 		c, err := p.Start(i, func(r wire.Response) { p.deliver(i, r) })
@@ -108,19 +161,6 @@ func (p *Pool) share(name string, data []byte) {
 			break // fewer helpers, or none
 		}
 		p.hs = append(p.hs, &helper{conn: c})
-	}
-	posts := make([]func(), len(p.hs))
-	for i, h := range p.hs {
-		h.broken = false
-		p.nextID++
-		p.loads[i] = p.nextID
-		req := wire.Request{ID: p.nextID, Op: wire.OpLoad, Source: &wire.Source{Kind: "file", Name: name}}
-		posts[i] = func() { h.conn.Post(req, map[string][]byte{"file": data}) }
-	}
-	p.mu.Unlock()
-	defer p.mu.Lock() // for the deferred Unlock
-	for _, post := range posts {
-		post()
 	}
 }
 
@@ -138,6 +178,16 @@ func helpersFor(n, size, least int) int {
 		return 0
 	}
 	return max(0, min(n, MaxHelpers, ShareMaxBytes/size))
+}
+
+// sharedWith is how many helpers p shares a sample file of size bytes
+// with.
+func (p *Pool) sharedWith(size int) int {
+	least := p.MinBytes
+	if least <= 0 {
+		least = ShareMinBytes
+	}
+	return helpersFor(p.N, size, least)
 }
 
 // bind records that the helpers were handed s's file (the last share).

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gen"
@@ -50,6 +51,13 @@ func (h *inProc) Post(req wire.Request, bufs map[string][]byte) {
 		cp[k] = bytes.Clone(b)
 	}
 	h.w.Q.Push(req, cp)
+}
+
+// Started: an in-process helper runs at once.
+func (h *inProc) Started() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 func (h *inProc) Close() {
@@ -304,9 +312,135 @@ func TestPoolShares(t *testing.T) {
 	}
 }
 
+// TestPoolStartFor: helpers started for a file's declared size before it
+// arrives are the ones it is shared with; a file too small starts none,
+// and a load that is not shared ends them.
+func TestPoolStartFor(t *testing.T) {
+	data := groupedSafetensors(t)
+	pool, started := inProcPool(t, 2)
+	pool.MinBytes = len(data)
+	pool.StartFor(len(data) - 1)
+	if len(*started) != 0 {
+		t.Fatalf("a declared size under MinBytes started %d helpers", len(*started))
+	}
+	pool.StartFor(len(data))
+	if len(*started) != 2 {
+		t.Fatalf("a declared size of MinBytes started %d helpers, want 2", len(*started))
+	}
+	for i, h := range *started {
+		if ops := h.ops(); len(ops) != 0 {
+			t.Errorf("helper %d was sent %v before the file came", i, ops)
+		}
+	}
+	e := &Engine{Pool: pool}
+	loadFile(t, e, data)
+	if len(*started) != 2 || len(pool.usable(e.model.Sample)) != 2 {
+		t.Fatalf("after the load: %d helpers started, %d usable; want the 2 started before", len(*started), len(pool.usable(e.model.Sample)))
+	}
+	for i, h := range *started {
+		if ops := h.ops(); !slices.Equal(ops, []string{wire.OpLoad}) {
+			t.Errorf("helper %d was sent %v, want one load", i, ops)
+		}
+	}
+	pool.StartFor(len(data))
+	if len(*started) != 2 {
+		t.Errorf("StartFor with the helpers running started %d more", len(*started)-2)
+	}
+	rc := &recorder{t: t}
+	e.Handle(wire.Request{ID: 2, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
+	for i, h := range *started {
+		h.mu.Lock()
+		if !h.closed {
+			t.Errorf("helper %d still runs after a preset was loaded", i)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// lateConn is a helper that starts running after a while.
+type lateConn struct {
+	started chan struct{}
+	posted  int
+}
+
+func (c *lateConn) Post(wire.Request, map[string][]byte) { c.posted++ }
+func (c *lateConn) Started() <-chan struct{}             { return c.started }
+func (c *lateConn) Close()                               {}
+
+// TestShareWaitsForStart: a share returns once its helpers run (in a
+// browser the worker's event loop must turn for them to start), and at
+// most helperStartWait later when one never does.
+func TestShareWaitsForStart(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // -1: never
+		least time.Duration
+	}{
+		{"at once", 0, 0},
+		{"after 50 ms", 50 * time.Millisecond, 50 * time.Millisecond},
+		{"never", -1, helperStartWait},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &lateConn{started: make(chan struct{})}
+			switch {
+			case tc.after == 0:
+				close(c.started)
+			case tc.after > 0:
+				time.AfterFunc(tc.after, func() { close(c.started) })
+			}
+			p := &Pool{N: 1, MinBytes: 1, Start: func(int, func(wire.Response)) (Conn, error) { return c, nil }}
+			t0 := time.Now()
+			p.share("x.safetensors", []byte{1, 2, 3})
+			if d := time.Since(t0); d < tc.least {
+				t.Errorf("share returned after %v, before its helper ran (%v)", d, tc.least)
+			}
+			if c.posted != 1 {
+				t.Errorf("the helper was posted %d requests, want its load", c.posted)
+			}
+		})
+	}
+}
+
 // TestGridPrestart: the grid queued behind the first head request after a
 // load goes out to the helpers before the worker answers the head, and
 // the grid takes those shares over; a grid that asks for something else
+
+// TestGridPrestartYield: a grid that arrives while the worker lets its
+// host deliver messages, just after it took the first head after a load,
+// still goes out to the helpers before the head is answered.
+func TestGridPrestartYield(t *testing.T) {
+	data := groupedSafetensors(t)
+	pool, started := inProcPool(t, 1)
+	e := &Engine{Pool: pool}
+	loadFile(t, e, data)
+	h := (*started)[0]
+	out := make(chan wire.Response, 64)
+	var atHead []string
+	w := &Worker{E: e, Q: NewQueue(), Emit: func(r wire.Response, _ map[string][]byte) {
+		if r.Op == wire.OpHead && r.Done {
+			atHead = h.ops()
+		}
+		out <- r
+	}}
+	var once sync.Once
+	w.Yield = func() {
+		once.Do(func() { w.Q.Push(wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil) })
+	}
+	w.Q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams}, nil)
+	go w.Loop()
+	for r := range out {
+		if r.Op == wire.OpGrid && r.Done {
+			if r.Error != "" {
+				t.Fatalf("grid: %s", r.Error)
+			}
+			break
+		}
+	}
+	if !slices.Contains(atHead, wire.OpGrid) {
+		t.Errorf("when the head was answered the helper had %v, want its grid share", atHead)
+	}
+}
+
 // stops them and hands out its own.
 func TestGridPrestart(t *testing.T) {
 	data := groupedSafetensors(t)

@@ -231,8 +231,16 @@ func (w *Worker) Loop() {
 			}
 			it = w.Q.Next()
 		}
-		if g, ok := w.Q.Queued(wire.OpGrid); ok && it.req.Op == wire.OpHead {
-			w.E.Prestart(g) // the helpers compute while this worker answers the head
+		if it.req.Op == wire.OpHead && w.E.focus == nil && w.E.Pool != nil {
+			// The page sends a grid right behind the first head after a
+			// load: let it arrive, and have the helpers compute their
+			// share while this worker answers the head.
+			if w.Yield != nil {
+				w.Yield()
+			}
+			if g, ok := w.Q.Queued(wire.OpGrid); ok {
+				w.E.Prestart(g)
+			}
 		}
 		w.run(it)
 	}

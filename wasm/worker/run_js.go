@@ -33,6 +33,17 @@ func Run() {
 		}
 		if cores.Type() == js.TypeNumber {
 			w.E.Pool = &Pool{N: HelpersFor(cores.Int()), Start: startHelper}
+			// A sample file the page links, being fetched (worker.js's
+			// prefetch): its helpers start during the download.
+			if size := self.Get("haeolsPrefetchSize"); size.Type() == js.TypeFunction {
+				if p := size.Invoke(); p.Type() == js.TypeObject {
+					go func() {
+						if n, err := await(p); err == nil && n.Type() == js.TypeNumber {
+							w.E.Pool.StartFor(n.Int())
+						}
+					}()
+				}
+			}
 		}
 		// The page's view (its query, in this worker's address): look
 		// for the GPU it will ask for while the page starts.
@@ -232,26 +243,29 @@ func newYield() func() {
 	}
 }
 
-// fetch gets a file of the app's own static site.
-func fetch(url string) ([]byte, error) {
+// await waits for the JavaScript promise p and returns its value or its
+// rejection.
+func await(p js.Value) (js.Value, error) {
 	type result struct {
 		v   js.Value
 		err error
 	}
-	await := func(p js.Value) (js.Value, error) {
-		ch := make(chan result, 1)
-		var ok, bad js.Func
-		ok = js.FuncOf(func(_ js.Value, a []js.Value) any { ch <- result{v: a[0]}; return nil })
-		bad = js.FuncOf(func(_ js.Value, a []js.Value) any {
-			ch <- result{err: errors.New(a[0].Call("toString").String())}
-			return nil
-		})
-		p.Call("then", ok, bad)
-		r := <-ch
-		ok.Release()
-		bad.Release()
-		return r.v, r.err
-	}
+	ch := make(chan result, 1)
+	var ok, bad js.Func
+	ok = js.FuncOf(func(_ js.Value, a []js.Value) any { ch <- result{v: a[0]}; return nil })
+	bad = js.FuncOf(func(_ js.Value, a []js.Value) any {
+		ch <- result{err: errors.New(a[0].Call("toString").String())}
+		return nil
+	})
+	p.Call("then", ok, bad)
+	r := <-ch
+	ok.Release()
+	bad.Release()
+	return r.v, r.err
+}
+
+// fetch gets a file of the app's own static site.
+func fetch(url string) ([]byte, error) {
 	// worker.js's haeolsFetch hands out a file the page had it prefetch.
 	fetcher := "fetch"
 	if js.Global().Get("haeolsFetch").Type() == js.TypeFunction {
@@ -286,8 +300,10 @@ func fetch(url string) ([]byte, error) {
 
 // helperConn is a helper worker (worker.js#helper) started by this one.
 type helperConn struct {
-	w  js.Value
-	fs []js.Func
+	w       js.Value
+	fs      []js.Func
+	started chan struct{} // closed by worker.js#helper's first message or an error
+	once    sync.Once
 }
 
 // startHelper starts helper i with this worker's app.wasm module and
@@ -304,10 +320,15 @@ func startHelper(i int, deliver func(wire.Response)) (c Conn, err error) {
 		}
 	}()
 	w := js.Global().Get("Worker").New("worker.js#helper")
-	h := &helperConn{w: w}
+	h := &helperConn{w: w, started: make(chan struct{})}
 	onMsg := js.FuncOf(func(_ js.Value, a []js.Value) any {
 		var r wire.Response
-		raw := a[0].Get("data").Get("json")
+		d := a[0].Get("data")
+		if d.Get("started").Truthy() {
+			h.once.Do(func() { close(h.started) })
+			return nil
+		}
+		raw := d.Get("json")
 		if raw.Type() != js.TypeString {
 			return nil
 		}
@@ -322,6 +343,7 @@ func startHelper(i int, deliver func(wire.Response)) (c Conn, err error) {
 		if m := a[0].Get("message"); m.Type() == js.TypeString {
 			msg = m.String()
 		}
+		h.once.Do(func() { close(h.started) })
 		deliver(wire.Response{Error: fmt.Sprintf("helper %d: %s", i, msg), Done: true})
 		return nil
 	})
@@ -344,6 +366,11 @@ func (h *helperConn) Post(req wire.Request, bufs map[string][]byte) {
 	msg, transfer := message(string(b), bufs)
 	h.w.Call("postMessage", msg, transfer)
 }
+
+// Started is closed once the helper's script runs (worker.js#helper
+// says so first), when what was posted to it has reached it, or when it
+// failed.
+func (h *helperConn) Started() <-chan struct{} { return h.started }
 
 // Close ends the helper at once.
 func (h *helperConn) Close() {
