@@ -87,7 +87,9 @@ const openMarks = `(() => {
 	};
 	const marks = {
 		ui: () => document.getElementById("ratio") !== null,
-		sample: () => document.body !== null && document.body.innerText.includes("cached tokens"),
+		// textContent, not innerText: reading innerText lays the page
+		// out, in every frame, which slowed the page being measured.
+		sample: () => document.body !== null && document.body.textContent.includes("cached tokens"),
 		head: () => { const h = document.getElementById("head-title"); return h !== null && h.textContent.includes(" err ") },
 		heatmap: () => window.haeolsTimings !== undefined && window.haeolsTimings.drawn !== undefined && window.haeolsTimings.drawn.length > 0,
 		grid: () => { const cells = [...document.querySelectorAll("#grid td.cell")];
