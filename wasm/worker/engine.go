@@ -83,6 +83,9 @@ type Engine struct {
 	// started is a grid's helper shares handed out before it ran
 	// (Prestart).
 	started *gridPlan
+	// early is a preset's sample made before its load request came
+	// (Preload); any load takes or drops it.
+	early *earlySample
 
 	model  *core.Model
 	lm     *lmState // the model of the latest llama load and its prompt's run (nil: none)
@@ -345,21 +348,13 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		err    error
 		shared bool // handed to the helper workers
 	)
+	defer func() { e.early = nil }()
 	switch src.Kind {
 	case "preset":
-		name = src.Preset
-		if name == "" {
-			name = "default"
-		}
-		var cfg gen.Config
-		if cfg, err = gen.DefaultConfig(name); err != nil {
-			return fmt.Errorf("load preset: %w", err)
-		}
-		if src.Seed != 0 {
-			cfg.Seed = src.Seed
-		}
-		if s, err = gen.Generate(cfg); err != nil {
-			return fmt.Errorf("load preset %q: %w", name, err)
+		if early := e.early; early != nil && early.name == presetName(src) && early.seed == src.Seed {
+			name, s = early.name, early.s
+		} else if name, s, err = presetSample(src); err != nil {
+			return err
 		}
 	case "url":
 		if err := checkLocalURL(src.URL); err != nil {
@@ -423,6 +418,53 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 	e.caches, e.order, e.focus = nil, nil, nil
 	emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 	return nil
+}
+
+// earlySample is a preset's sample made by Preload.
+type earlySample struct {
+	name string
+	seed uint64
+	s    *sample.Sample
+}
+
+// Preload makes the sample of src ahead of its load request when src is a
+// preset: the worker knows the view's sample from the page's address
+// while the page itself still starts (in the browser a few hundred
+// milliseconds before its load request comes), and the load that asks for
+// the same preset and seed takes it. Other sources are not preloaded.
+func (e *Engine) Preload(src *wire.Source) {
+	if src == nil || src.Kind != "preset" {
+		return
+	}
+	if name, s, err := presetSample(src); err == nil {
+		e.early = &earlySample{name: name, seed: src.Seed, s: s}
+	}
+}
+
+// presetName is the preset src names ("default" when none).
+func presetName(src *wire.Source) string {
+	if src.Preset == "" {
+		return "default"
+	}
+	return src.Preset
+}
+
+// presetSample generates the preset sample src names, with its seed when
+// set.
+func presetSample(src *wire.Source) (string, *sample.Sample, error) {
+	name := presetName(src)
+	cfg, err := gen.DefaultConfig(name)
+	if err != nil {
+		return name, nil, fmt.Errorf("load preset: %w", err)
+	}
+	if src.Seed != 0 {
+		cfg.Seed = src.Seed
+	}
+	s, err := gen.Generate(cfg)
+	if err != nil {
+		return name, nil, fmt.Errorf("load preset %q: %w", name, err)
+	}
+	return name, s, nil
 }
 
 // Compute is where the engine computes now.

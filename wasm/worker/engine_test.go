@@ -1517,3 +1517,63 @@ func TestEvalStopsInFreeRun(t *testing.T) {
 		t.Fatalf("answers %+v: want the kept numbers, then the whole result", out)
 	}
 }
+
+// TestPreload: a preset made ahead of its load request is the sample that
+// load takes (the same bits as making it then); a load of another preset
+// or seed makes its own, and any load drops the preloaded one.
+func TestPreload(t *testing.T) {
+	load := func(e *Engine, src wire.Source) wire.Response {
+		t.Helper()
+		rc := &recorder{t: t}
+		e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &src}, nil, rc.emit, nil)
+		r := rc.last()
+		if r.Error != "" || !r.Done {
+			t.Fatalf("load %+v: %+v", src, r)
+		}
+		return r
+	}
+	plain := &Engine{}
+	want := load(plain, wire.Source{Kind: "preset", Preset: "tiny"})
+
+	e := &Engine{}
+	e.Preload(&wire.Source{Kind: "preset", Preset: "tiny"})
+	if e.early == nil {
+		t.Fatal("Preload of a preset made nothing")
+	}
+	early := e.early.s
+	got := load(e, wire.Source{Kind: "preset", Preset: "tiny"})
+	if e.model.Sample != early {
+		t.Error("the load did not take the preloaded sample")
+	}
+	if e.early != nil {
+		t.Error("the preloaded sample is still held after its load")
+	}
+	if !reflect.DeepEqual(got.Info, want.Info) || !reflect.DeepEqual(e.model.Sample, plain.model.Sample) {
+		t.Errorf("preloaded: info %+v, made at the load: %+v (or the samples differ)", got.Info, want.Info)
+	}
+
+	for _, src := range []wire.Source{
+		{Kind: "preset", Preset: "tiny", Seed: 7},
+		{Kind: "preset", Preset: "default"},
+		{Kind: "file", Name: "x.safetensors"},
+	} {
+		e := &Engine{}
+		e.Preload(&wire.Source{Kind: "preset", Preset: "tiny"})
+		early := e.early.s
+		rc := &recorder{t: t}
+		e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: &src}, nil, rc.emit, nil)
+		if e.model != nil && e.model.Sample == early {
+			t.Errorf("a load of %+v took the preloaded tiny preset", src)
+		}
+		if e.early != nil {
+			t.Errorf("a load of %+v kept the preloaded sample", src)
+		}
+	}
+	for _, src := range []*wire.Source{nil, {Kind: "url", URL: "samples/x.safetensors"}, {Kind: "preset", Preset: "nope"}} {
+		e := &Engine{}
+		e.Preload(src)
+		if e.early != nil {
+			t.Errorf("Preload(%+v) made a sample", src)
+		}
+	}
+}

@@ -23,6 +23,7 @@ func Run() {
 	q := NewQueue()
 	relay := &relaySink{}
 	w := &Worker{E: &Engine{Fetch: fetch, OpenGPU: openGPU, Maps: relay}, Q: q, Emit: post, Yield: newYield()}
+	var preload *wire.Source
 	if !self.Get("haeolsHelper").Truthy() {
 		// One helper per core beyond this worker's (started with a
 		// large sample file, see Pool); the count of cores is the
@@ -46,10 +47,14 @@ func Run() {
 			}
 		}
 		// The page's view (its query, in this worker's address): look
-		// for the GPU it will ask for while the page starts.
-		if st, _ := state.ParseQuery(self.Get("location").Get("search").String()); st.Compute != "cpu" {
+		// for the GPU it will ask for while the page starts, and make
+		// its sample when it is a preset (generated here; the page asks
+		// for it once it has started).
+		st, _ := state.ParseQuery(self.Get("location").Get("search").String())
+		if st.Compute != "cpu" {
 			w.E.Probe(st.Compute)
 		}
+		preload = st.Source()
 	}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {
@@ -109,6 +114,7 @@ func Run() {
 	if ready := self.Get("haeolsReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()
 	}
+	w.E.Preload(preload)
 	w.Loop()
 }
 
