@@ -2,10 +2,11 @@ package gen
 
 import (
 	"encoding/json"
-	"github.com/haeols/haeols/core/xmath"
 	"math"
 
 	"github.com/haeols/haeols/core/sample"
+	"github.com/haeols/haeols/core/solve"
+	"github.com/haeols/haeols/core/xmath"
 )
 
 // kind is the behaviour of one query head.
@@ -279,9 +280,9 @@ func generate(c Config, p *presetDef) *sample.Sample {
 				ck, vl := cKey[j*E:j*E+E], vLat[j*E:j*E+E]
 				kp := pre[j*D : j*D+D]
 				for d := 0; d < D; d++ {
-					x := float64(posKey*upos[d]) + dotRow(wc[d*E:d*E+E], ck)
+					x := float64(posKey*upos[d]) + solve.Dot(wc[d*E:d*E+E], ck)
 					kp[d] = x + float64(keyNoise*r.norm())
-					vx := dotRow(wv[d*E:d*E+E], vl) + float64(valueNoise*r.norm())
+					vx := solve.Dot(wv[d*E:d*E+E], vl) + float64(valueNoise*r.norm())
 					if j == 0 {
 						vx = float64(bosValue * vx)
 					}
@@ -315,7 +316,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 			for i := 0; i < N; i++ {
 				cq := cQry[i*E : i*E+E]
 				for d := 0; d < D; d++ {
-					qc[i*D+d] = dotRow(wc[d*E:d*E+E], cq)
+					qc[i*D+d] = solve.Dot(wc[d*E:d*E+E], cq)
 				}
 			}
 
@@ -415,27 +416,8 @@ func rope(dst []float32, src, cosT, sinT []float64, N, D int) {
 	}
 }
 
-// dotRow returns the dot product of a and b (len(b) >= len(a)), summed in
-// four interleaved partial sums (a fixed order, so the result is the same
-// everywhere).
-func dotRow(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += float64(a[i] * b[i])
-		s1 += float64(a[i+1] * b[i+1])
-		s2 += float64(a[i+2] * b[i+2])
-		s3 += float64(a[i+3] * b[i+3])
-	}
-	for ; i < len(a); i++ {
-		s0 += float64(a[i] * b[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 func normalize(x []float64) {
-	n := math.Sqrt(dotRow(x, x))
+	n := math.Sqrt(solve.Dot(x, x))
 	if n > 0 {
 		for i := range x {
 			x[i] /= n
@@ -470,7 +452,7 @@ func codebook(r *rng, words, m int) []float64 {
 			normalize(cand)
 			worst := math.Inf(-1)
 			for v := 0; v < w && worst < best; v++ {
-				worst = max(worst, dotRow(cand, out[v*m:v*m+m]))
+				worst = max(worst, solve.Dot(cand, out[v*m:v*m+m]))
 			}
 			if worst < best {
 				best = worst

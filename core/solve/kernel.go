@@ -201,8 +201,15 @@ func reflectRows(head []float64, v []float64, tau float64, rows []float64, strid
 	}
 }
 
-// dot returns x.y over len(x) elements, accumulated in four interleaved
-// partial sums combined as (s0+s1)+(s2+s3).
+// Dot returns x.y over len(x) elements (len(y) >= len(x)), accumulated in
+// four interleaved partial sums s0..s3 (element i into s(i mod 4), the
+// last len(x) mod 4 elements into s0) combined as (s0+s1)+(s2+s3): a
+// fixed order, the same bits everywhere.
+func Dot(x, y []float64) float64 { return dot(x, y) }
+
+// dot is Dot, in scalar code: for the short products it takes (24
+// elements in core/gen) vector lanes cost more in their loads and stores
+// at each call than they save.
 func dot(x, y []float64) float64 {
 	y = y[:len(x)]
 	var s0, s1, s2, s3 float64
