@@ -16,9 +16,9 @@ func BlockDotsWork(d int) int { return 12 * d }
 // product taken block by block (core/model/quant's Dot), for a panel of
 // rows and many vectors at once: with archsimd a lane runs one row's sums,
 // 8 or 4 rows at a time over 4 vectors, with the rows packed transposed
-// into work (at least BlockDotsWork(d) floats); fewer than 4 vectors (a
-// matrix-vector product) are padded to 4 with zero vectors in work. Every
-// path gives the portable loops' bits.
+// into work (at least BlockDotsWork(d) floats); vectors short of a
+// multiple of 4 (a matrix-vector product) are padded with zero vectors
+// in work. Every path gives the portable loops' bits.
 func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs int, work []float32) {
 	if m <= 0 || n <= 0 || d <= 0 {
 		return
@@ -28,40 +28,80 @@ func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs
 	}
 	w, x = w[:m*d], x[:n*d]
 	_ = dst[(n-1)*ldd+m-1]
-	if vecLanes == 0 {
+	lanes := PanelLanes(m)
+	if lanes == 0 {
 		blockDotsGo(dst, ldd, w, m, x, n, d, bs)
 		return
 	}
-	if n < 4 {
-		// Four vectors, the last zero; the results of the real ones are
-		// copied out.
-		x4 := work[8*d : 12*d]
-		copy(x4, x)
-		clear(x4[n*d:])
-		var out [4 * 8]float32
-		BlockDots(out[:], 8, w, m, x4, 4, d, bs, work[:8*d])
-		for j := 0; j < n; j++ {
-			copy(dst[j*ldd:j*ldd+m], out[j*8:j*8+m])
-		}
+	wt := work[:8*d]
+	for r0 := 0; r0 < m; r0 += lanes {
+		rows := min(lanes, m-r0)
+		packRows(wt[r0*d:(r0+lanes)*d], lanes, w[r0*d:(r0+rows)*d], rows, d)
+	}
+	blockDotsPacked(dst, ldd, wt, lanes, m, x, n, d, bs, work[8*d:12*d])
+}
+
+// PanelLanes is how many rows of a panel of m rows (m <= 8) BlockDots
+// and BlockDotsPacked take side by side: 8 or 4, or 0 where this build
+// has no vector loops (BlockDotsPacked is then not to be called).
+func PanelLanes(m int) int {
+	if vecLanes == 0 {
+		return 0
+	}
+	if m <= 4 {
+		return 4
+	}
+	return vecLanes
+}
+
+// BlockDotsPacked is BlockDots for a panel its caller packed: with lanes
+// = PanelLanes(m) > 0, element c of row i is wt[(i/lanes)*lanes*d +
+// c*lanes + i%lanes], and the lanes of rows m and above are zero (len(wt)
+// >= lanes*d*ceil(m/lanes)). A decoder that writes one element at a time
+// can write its rows there directly instead of row after row, which
+// saves BlockDots's packing. work holds at least BlockDotsWork(d) floats.
+func BlockDotsPacked(dst []float32, ldd int, wt []float32, m int, x []float32, n, d, bs int, work []float32) {
+	if m <= 0 || n <= 0 || d <= 0 {
 		return
 	}
-	lanes := vecLanes
-	if m <= 4 {
-		lanes = 4
+	lanes := PanelLanes(m)
+	if m > 8 || bs <= 0 || ldd < m || lanes == 0 {
+		panic("kernel: BlockDotsPacked: more than 8 rows, a block size <= 0, ldd < m or no vector loops")
 	}
+	x = x[:n*d]
+	_ = dst[(n-1)*ldd+m-1]
+	_ = wt[((m+lanes-1)/lanes)*lanes*d-1]
+	blockDotsPacked(dst, ldd, wt, lanes, m, x, n, d, bs, work[:4*d])
+}
+
+// blockDotsPacked runs the vector kernels over the packed panel wt, four
+// vectors at a time; the last 1-3 vectors go padded with zero vectors
+// into x4 (4d floats).
+func blockDotsPacked(dst []float32, ldd int, wt []float32, lanes, m int, x []float32, n, d, bs int, x4 []float32) {
 	n4 := n &^ 3
 	for r0 := 0; r0 < m; r0 += lanes {
 		rows := min(lanes, m-r0)
-		wt := work[:lanes*d]
-		packRows(wt, lanes, w[r0*d:(r0+rows)*d], rows, d)
-		if lanes == 8 {
-			blockDotsT8(dst[r0:], ldd, rows, wt, x, n4, d, bs)
-		} else {
-			blockDotsT4(dst[r0:], ldd, rows, wt, x, n4, d, bs)
+		sub := wt[r0*d : (r0+lanes)*d]
+		if n4 > 0 {
+			if lanes == 8 {
+				blockDotsT8(dst[r0:], ldd, rows, sub, x, n4, d, bs)
+			} else {
+				blockDotsT4(dst[r0:], ldd, rows, sub, x, n4, d, bs)
+			}
 		}
-	}
-	if n4 < n {
-		blockDotsGo(dst[n4*ldd:], ldd, w, m, x[n4*d:], n-n4, d, bs)
+		if n4 < n {
+			copy(x4, x[n4*d:])
+			clear(x4[(n-n4)*d:])
+			var out [4 * 8]float32
+			if lanes == 8 {
+				blockDotsT8(out[:], 8, rows, sub, x4, 4, d, bs)
+			} else {
+				blockDotsT4(out[:], 8, rows, sub, x4, 4, d, bs)
+			}
+			for j := 0; j < n-n4; j++ {
+				copy(dst[(n4+j)*ldd+r0:(n4+j)*ldd+r0+rows], out[j*8:j*8+rows])
+			}
+		}
 	}
 }
 
@@ -86,16 +126,29 @@ func blockDotsGo(dst []float32, ldd int, w []float32, m int, x []float32, n, d, 
 // transposed, a row per lane.
 func packRows(wt []float32, lanes int, w []float32, rows, d int) {
 	wt, w = wt[:lanes*d], w[:rows*d]
+	step := uintptr(4 * lanes)
 	for r := 0; r < lanes; r++ {
 		p := unsafe.Pointer(&wt[r])
+		var off uintptr // 4*lanes*c, stepped: no multiply in the loop
 		if r >= rows {
 			for c := 0; c < d; c++ {
-				*(*float32)(unsafe.Add(p, 4*lanes*c)) = 0
+				*(*float32)(unsafe.Add(p, off)) = 0
+				off += step
 			}
 			continue
 		}
-		for c, v := range w[r*d : (r+1)*d] {
-			*(*float32)(unsafe.Add(p, 4*lanes*c)) = v
+		src := w[r*d : (r+1)*d]
+		for c := 0; c+4 <= len(src); c += 4 {
+			s := src[c : c+4 : c+4]
+			*(*float32)(unsafe.Add(p, off)) = s[0]
+			*(*float32)(unsafe.Add(p, off+step)) = s[1]
+			*(*float32)(unsafe.Add(p, off+2*step)) = s[2]
+			*(*float32)(unsafe.Add(p, off+3*step)) = s[3]
+			off += 4 * step
+		}
+		for _, v := range src[len(src)&^3:] {
+			*(*float32)(unsafe.Add(p, off)) = v
+			off += step
 		}
 	}
 }

@@ -76,3 +76,47 @@ func TestBlockDots(t *testing.T) {
 		t.Errorf("hash %#x, want %#x", got, uint64(golden))
 	}
 }
+
+// TestBlockDotsPacked: a panel packed as BlockDotsPacked documents gives
+// BlockDots's bits on every vector path, whatever the stale values in
+// the work buffer.
+func TestBlockDotsPacked(t *testing.T) {
+	r := &rng{43}
+	work := make([]float32, BlockDotsWork(300))
+	for _, p := range kernelPaths() {
+		for _, bs := range []int{1, 32, 256} {
+			for _, d := range []int{1, 32, 64, 300} {
+				if d%bs != 0 && bs != 256 {
+					continue
+				}
+				for _, m := range []int{1, 2, 4, 5, 7, 8} {
+					for _, n := range []int{1, 2, 4, 5, 8, 11} {
+						var lanes int
+						withPath(p, func() { lanes = PanelLanes(m) })
+						if lanes == 0 {
+							continue
+						}
+						name := fmt.Sprintf("%s bs %d d %d m %d n %d", p.name, bs, d, m, n)
+						ldd := m + 1
+						w, x := r.vec(m*d), r.vec(n*d)
+						want := make([]float32, n*ldd)
+						withGo(func() { BlockDots(want, ldd, w, m, x, n, d, bs, work) })
+						subs := (m + lanes - 1) / lanes
+						wt := make([]float32, subs*lanes*d)
+						for i := 0; i < m; i++ {
+							for c := 0; c < d; c++ {
+								wt[(i/lanes)*lanes*d+c*lanes+i%lanes] = w[i*d+c]
+							}
+						}
+						for i := range work {
+							work[i] = float32(math.NaN())
+						}
+						got := make([]float32, n*ldd)
+						withPath(p, func() { BlockDotsPacked(got, ldd, wt, m, x, n, d, bs, work) })
+						sameBits(t, name, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -69,7 +69,10 @@ var panelBuffers sync.Pool
 // matMulRows computes rows [r0, r1) of MatMul's product, a panel of
 // panelRows rows at a time: the panel's rows are decoded whole, then
 // kernel.BlockDots takes their dot products with every vector chunk by
-// chunk (Dot's order) and stores them in dst.
+// chunk (Dot's order) and stores them in dst. A type whose decoder writes
+// one element at a time (stridedType) decodes its rows straight into the
+// panel's packed layout (kernel.BlockDotsPacked), without BlockDots's
+// packing pass.
 func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n, chunk, r0, r1 int) {
 	rb, _ := t.RowBytes(cols)
 	need := panelRows*cols + kernel.BlockDotsWork(cols)
@@ -80,8 +83,26 @@ func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n,
 	}
 	defer panelBuffers.Put(buf)
 	wp, work := (*buf)[:panelRows*cols], (*buf)[panelRows*cols:need]
+	strided := stridedType(t)
 	for p := r0; p < r1; p += panelRows {
 		pr := min(panelRows, r1-p)
+		if lanes := kernel.PanelLanes(pr); strided && lanes > 0 {
+			// Row i, element c at (i/lanes)*lanes*cols + c*lanes + i%lanes;
+			// the lanes of the rows past pr are zero.
+			end := (pr + lanes - 1) / lanes * lanes
+			for i := 0; i < end; i++ {
+				at := wp[(i/lanes)*lanes*cols+i%lanes:]
+				if i >= pr {
+					for c := 0; c < cols; c++ {
+						at[c*lanes] = 0
+					}
+					continue
+				}
+				dequantStrided(t, at, lanes, cols, w[(p+i)*rb:(p+i+1)*rb])
+			}
+			kernel.BlockDotsPacked(dst[p:], rows, wp, pr, x, n, cols, chunk, work)
+			continue
+		}
 		for i := 0; i < pr; i++ {
 			dequantRow(t, wp[i*cols:(i+1)*cols], w[(p+i)*rb:(p+i+1)*rb])
 		}

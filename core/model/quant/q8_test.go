@@ -22,9 +22,9 @@ func TestQ8Widen(t *testing.T) {
 				b[2+j] = byte(start + j*7 + j/3)
 			}
 			got, want := make([]float32, QK), make([]float32, QK)
-			dequantQ8_0(got, b)
+			dequantQ8_0(got, 1, b)
 			q8Vec = false
-			dequantQ8_0(want, b)
+			dequantQ8_0(want, 1, b)
 			q8Vec = true
 			for j := range got {
 				g, w := got[j], want[j]
