@@ -420,6 +420,13 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 	return nil
 }
 
+// PreloadMinCores is the fewest cores (as the page counts them) with
+// which the browser's worker preloads the view's preset (Preload). On 2
+// cores the page's own start and V8's compiling take both while the page
+// starts, and generating the sample then only moves time from the page's
+// controls to the worker's first answer (docs/PERFORMANCE.md).
+const PreloadMinCores = 3
+
 // earlySample is a preset's sample made by Preload.
 type earlySample struct {
 	name string

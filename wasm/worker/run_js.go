@@ -47,14 +47,16 @@ func Run() {
 			}
 		}
 		// The page's view (its query, in this worker's address): look
-		// for the GPU it will ask for while the page starts, and make
-		// its sample when it is a preset (generated here; the page asks
-		// for it once it has started).
+		// for the GPU it will ask for while the page starts, and, with
+		// cores to spare (PreloadMinCores), make its sample when it is a
+		// preset (generated here; the page asks for it once it started).
 		st, _ := state.ParseQuery(self.Get("location").Get("search").String())
 		if st.Compute != "cpu" {
 			w.E.Probe(st.Compute)
 		}
-		preload = st.Source()
+		if cores.Type() == js.TypeNumber && cores.Int() >= PreloadMinCores {
+			preload = st.Source()
+		}
 	}
 
 	recv := js.FuncOf(func(_ js.Value, args []js.Value) any {

@@ -205,13 +205,7 @@ func TestAppGridHelpers(t *testing.T) {
 	}
 	open := func(cores int, shot string) seen {
 		b := NewBrowser(t)
-		if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-				Source: fmt.Sprintf(`Object.defineProperty(Navigator.prototype, "hardwareConcurrency", {get: () => %d})`, cores)})
-			return err
-		})); err != nil {
-			t.Fatalf("override the cores: %v", err)
-		}
+		claimCores(t, b, cores)
 		b.Navigate(site.URL + "index.html?sample=samples/mid.safetensors")
 		b.WaitFor(appGridDone+` && window.haeolsTimings && window.haeolsTimings.gridWorkers !== undefined`, 180*time.Second,
 			`document.body.innerText.slice(0, 400)`)
@@ -261,5 +255,77 @@ func TestAppPrefetchesLinkedSample(t *testing.T) {
 		if strings.HasPrefix(p, "/samples/") {
 			t.Errorf("a link the app refuses fetched %s", p)
 		}
+	}
+}
+
+// claimCores makes b's pages say that the machine has n cores
+// (navigator.hardwareConcurrency), which the app counts its workers by.
+func claimCores(t *testing.T, b *Browser, n int) {
+	t.Helper()
+	if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: fmt.Sprintf(`Object.defineProperty(Navigator.prototype, "hardwareConcurrency", {get: () => %d})`, n)})
+		return err
+	})); err != nil {
+		t.Fatalf("override the cores: %v", err)
+	}
+}
+
+// TestAppPreload opens the default sample in a page that says it has
+// worker.PreloadMinCores cores, whose worker makes the preset from the
+// page's address while the page starts (wasm/worker's Preload), and in
+// one that says 2, whose worker makes it when the page asks: the head's
+// numbers, the grid and the model's mean are the same, and the worker's
+// answer to the load took less computing with the preset made ahead.
+func TestAppPreload(t *testing.T) {
+	appSetup(t)
+	site := StartSite(t)
+	type seen struct {
+		head, mean string
+		cells      []string
+		loadMs     float64
+	}
+	open := func(cores int) seen {
+		b := NewBrowser(t)
+		claimCores(t, b, cores)
+		// The worker's answer to the load: its compute time.
+		if err := chromedp.Do(b.Ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `(() => {
+				if (window.top !== window) return;
+				const W = window.Worker;
+				window.Worker = function (...args) {
+					const w = new W(...args);
+					w.addEventListener("message", e => {
+						const j = e.data && e.data.json;
+						if (typeof j !== "string" || window.haeolsLoadMs !== undefined) return;
+						const r = JSON.parse(j);
+						if (r.op === "load" && r.done && !r.error) window.haeolsLoadMs = r.compute_ms || 0;
+					});
+					return w;
+				};
+			})()`})
+			return err
+		})); err != nil {
+			t.Fatalf("add the load script: %v", err)
+		}
+		b.Navigate(site.URL + "index.html")
+		b.WaitFor(appGridDone+` && window.haeolsLoadMs !== undefined`, 120*time.Second, `document.body.innerText.slice(0, 400)`)
+		return seen{
+			head:   MustEval[string](b, `document.getElementById("head-title").textContent`),
+			mean:   MustEval[string](b, `document.body.innerText.match(/MODEL MEAN AT THIS RATIO\s+\S+\s+\S+/i)?.[0] || ""`),
+			cells:  gridLabels(b),
+			loadMs: MustEval[float64](b, `window.haeolsLoadMs`),
+		}
+	}
+	pre := open(worker.PreloadMinCores)
+	plain := open(2)
+	t.Logf("%d cores (preloaded): %+v", worker.PreloadMinCores, pre)
+	t.Logf("2 cores: %+v", plain)
+	if pre.head == "" || pre.head != plain.head || pre.mean == "" || pre.mean != plain.mean ||
+		strings.Join(pre.cells, " ") != strings.Join(plain.cells, " ") {
+		t.Errorf("the preloaded sample's answers differ:\n%+v\n%+v", pre, plain)
+	}
+	if pre.loadMs >= plain.loadMs {
+		t.Errorf("the load computed %.1f ms with the preset made ahead, %.1f ms without: not preloaded", pre.loadMs, plain.loadMs)
 	}
 }
