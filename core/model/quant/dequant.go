@@ -293,18 +293,26 @@ func dequantQ6_K(y []float32, s int, b []byte) {
 	d := f16(b[208:])
 	o := outOf(y, s, QKK)
 	for n := 0; n < 2; n++ {
-		l4, h2, sn := ql[64*n:], qh[32*n:], sc[8*n:]
+		l4, h2, sn := ql[64*n:64*n+64], qh[32*n:32*n+32], sc[8*n:8*n+8]
 		at := 128 * n
-		for l := 0; l < 32; l++ {
-			is := l / 16
-			q1 := int(l4[l]&15|(h2[l]>>0&3)<<4) - 32
-			q2 := int(l4[l+32]&15|(h2[l]>>2&3)<<4) - 32
-			q3 := int(l4[l]>>4|(h2[l]>>4&3)<<4) - 32
-			q4 := int(l4[l+32]>>4|(h2[l]>>6&3)<<4) - 32
-			o.set(at+l, float32(d*float32(int8(sn[is])))*float32(q1))
-			o.set(at+l+32, float32(d*float32(int8(sn[is+2])))*float32(q2))
-			o.set(at+l+64, float32(d*float32(int8(sn[is+4])))*float32(q3))
-			o.set(at+l+96, float32(d*float32(int8(sn[is+6])))*float32(q4))
+		for is := 0; is < 2; is++ {
+			// The scales of elements l, l+32, l+64 and l+96 for the 16
+			// l of this half.
+			d1 := float32(d * float32(int8(sn[is])))
+			d2 := float32(d * float32(int8(sn[is+2])))
+			d3 := float32(d * float32(int8(sn[is+4])))
+			d4 := float32(d * float32(int8(sn[is+6])))
+			for l := 16 * is; l < 16*is+16; l++ {
+				lo, hi, h := l4[l], l4[l+32], h2[l]
+				q1 := int(lo&15|(h&3)<<4) - 32
+				q2 := int(hi&15|(h>>2&3)<<4) - 32
+				q3 := int(lo>>4|(h>>4&3)<<4) - 32
+				q4 := int(hi>>4|(h>>6&3)<<4) - 32
+				o.set(at+l, d1*float32(q1))
+				o.set(at+l+32, d2*float32(q2))
+				o.set(at+l+64, d3*float32(q3))
+				o.set(at+l+96, d4*float32(q4))
+			}
 		}
 	}
 }
