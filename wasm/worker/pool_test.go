@@ -402,91 +402,67 @@ func TestShareWaitsForStart(t *testing.T) {
 }
 
 // TestGridPrestart: the grid queued behind the first head request after a
-// load goes out to the helpers before the worker answers the head, and
-// the grid takes those shares over; a grid that asks for something else
-
-// TestGridPrestartYield: a grid that arrives while the worker lets its
-// host deliver messages, just after it took the first head after a load,
-// still goes out to the helpers before the head is answered.
-func TestGridPrestartYield(t *testing.T) {
-	data := groupedSafetensors(t)
-	pool, started := inProcPool(t, 1)
-	e := &Engine{Pool: pool}
-	loadFile(t, e, data)
-	h := (*started)[0]
-	out := make(chan wire.Response, 64)
-	var atHead []string
-	w := &Worker{E: e, Q: NewQueue(), Emit: func(r wire.Response, _ map[string][]byte) {
-		if r.Op == wire.OpHead && r.Done {
-			atHead = h.ops()
-		}
-		out <- r
-	}}
-	var once sync.Once
-	w.Yield = func() {
-		once.Do(func() { w.Q.Push(wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil) })
-	}
-	w.Q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams}, nil)
-	go w.Loop()
-	for r := range out {
-		if r.Op == wire.OpGrid && r.Done {
-			if r.Error != "" {
-				t.Fatalf("grid: %s", r.Error)
-			}
-			break
-		}
-	}
-	if !slices.Contains(atHead, wire.OpGrid) {
-		t.Errorf("when the head was answered the helper had %v, want its grid share", atHead)
-	}
-}
-
-// stops them and hands out its own.
+// load goes out to the helpers before the worker answers the head, also
+// when it arrives while the worker lets its host deliver messages just
+// after it took the head, and the grid takes those shares over; a grid
+// that asks for something else stops them and hands out its own.
 func TestGridPrestart(t *testing.T) {
 	data := groupedSafetensors(t)
 	alone := &Engine{}
 	loadFile(t, alone, data)
 	want, wr, _ := gridOf(t, alone, "hae-ols", defParams, nil)
 
-	pool, started := inProcPool(t, 1)
-	e := &Engine{Pool: pool}
-	loadFile(t, e, data)
-	h := (*started)[0]
-	out := make(chan wire.Response, 64)
-	var atHead []string
-	w := &Worker{E: e, Q: NewQueue(), Emit: func(r wire.Response, _ map[string][]byte) {
-		if r.Op == wire.OpHead && r.Done {
-			atHead = h.ops()
+	for _, during := range []bool{false, true} {
+		pool, started := inProcPool(t, 1)
+		e := &Engine{Pool: pool}
+		loadFile(t, e, data)
+		h := (*started)[0]
+		out := make(chan wire.Response, 64)
+		var atHead []string
+		w := &Worker{E: e, Q: NewQueue(), Emit: func(r wire.Response, _ map[string][]byte) {
+			if r.Op == wire.OpHead && r.Done {
+				atHead = h.ops()
+			}
+			out <- r
+		}}
+		grid := wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}
+		w.Q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams}, nil)
+		if during {
+			var once sync.Once
+			w.Yield = func() { once.Do(func() { w.Q.Push(grid, nil) }) }
+		} else {
+			w.Q.Push(grid, nil)
 		}
-		out <- r
-	}}
-	w.Q.Push(wire.Request{ID: 2, Op: wire.OpHead, Method: "hae-ols", Params: defParams}, nil)
-	w.Q.Push(wire.Request{ID: 3, Op: wire.OpGrid, Method: "hae-ols", Params: defParams}, nil)
-	go w.Loop()
-	got := map[core.HeadRef]core.Metrics{}
-	var last wire.Response
-	for r := range out {
-		if r.Op != wire.OpGrid {
-			continue
+		go w.Loop()
+		got := map[core.HeadRef]core.Metrics{}
+		var last wire.Response
+		for r := range out {
+			if r.Op != wire.OpGrid {
+				continue
+			}
+			if r.Error != "" {
+				t.Fatalf("grid (sent during the yield: %v): %s", during, r.Error)
+			}
+			for _, c := range r.Grid.Cells {
+				got[core.HeadRef{Layer: c.Layer, Head: c.Head}] = c
+			}
+			if last = r; r.Done {
+				break
+			}
 		}
-		for _, c := range r.Grid.Cells {
-			got[core.HeadRef{Layer: c.Layer, Head: c.Head}] = c
+		if !slices.Contains(atHead, wire.OpGrid) {
+			t.Errorf("grid sent during the yield %v: when the head was answered the helper had %v, want its grid share", during, atHead)
 		}
-		if last = r; r.Done {
-			break
+		if ops := h.ops(); !slices.Equal(ops, []string{wire.OpLoad, wire.OpGrid}) {
+			t.Errorf("grid sent during the yield %v: the helper was sent %v, want one load and one grid", during, ops)
 		}
-	}
-	if !slices.Contains(atHead, wire.OpGrid) {
-		t.Errorf("when the head was answered the helper had %v, want its grid share", atHead)
-	}
-	if ops := h.ops(); !slices.Equal(ops, []string{wire.OpLoad, wire.OpGrid}) {
-		t.Errorf("the helper was sent %v, want one load and one grid", ops)
-	}
-	sameCells(t, "prestarted", got, want, float64(last.Grid.MeanErr), float64(wr.Grid.MeanErr))
-	if last.Grid.Workers != 2 {
-		t.Errorf("%d workers, want 2", last.Grid.Workers)
+		sameCells(t, "prestarted", got, want, float64(last.Grid.MeanErr), float64(wr.Grid.MeanErr))
+		if last.Grid.Workers != 2 {
+			t.Errorf("%d workers, want 2", last.Grid.Workers)
+		}
 	}
 
+	pool, started := inProcPool(t, 1)
 	// Handed out for 0.3, asked at 0.2: stopped and handed out again.
 	e2 := &Engine{Pool: pool}
 	loadFile(t, e2, data)
