@@ -286,15 +286,7 @@ func TestPoolShares(t *testing.T) {
 	if len(*started) != 2 || len(pool.usable(e.model.Sample)) != 2 {
 		t.Fatalf("a file of MinBytes started %d helpers", len(*started))
 	}
-	rc := &recorder{t: t}
-	e.Handle(wire.Request{ID: 2, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
-	for i, h := range *started {
-		h.mu.Lock()
-		if !h.closed {
-			t.Errorf("helper %d still runs after a preset was loaded", i)
-		}
-		h.mu.Unlock()
-	}
+	rc := loadPresetEnds(t, e, *started)
 	if pool.usable(e.model.Sample) != nil {
 		t.Error("helpers usable after a preset was loaded")
 	}
@@ -346,15 +338,23 @@ func TestPoolStartFor(t *testing.T) {
 	if len(*started) != 2 {
 		t.Errorf("StartFor with the helpers running started %d more", len(*started)-2)
 	}
+	loadPresetEnds(t, e, *started)
+}
+
+// loadPresetEnds loads a preset into e, which is not shared, and checks
+// that it ended every helper; it returns the load's recorder.
+func loadPresetEnds(t *testing.T, e *Engine, helpers []*inProc) *recorder {
+	t.Helper()
 	rc := &recorder{t: t}
 	e.Handle(wire.Request{ID: 2, Op: wire.OpLoad, Source: &wire.Source{Kind: "preset", Preset: "tiny"}}, nil, rc.emit, nil)
-	for i, h := range *started {
+	for i, h := range helpers {
 		h.mu.Lock()
 		if !h.closed {
 			t.Errorf("helper %d still runs after a preset was loaded", i)
 		}
 		h.mu.Unlock()
 	}
+	return rc
 }
 
 // lateConn is a helper that starts running after a while.
