@@ -64,10 +64,11 @@ type Pool struct {
 	inbox []reply
 	wake  chan struct{}
 
-	hs     []*helper
-	loads  map[int]int    // the id of each helper's latest load
-	sample *sample.Sample // the sample the helpers hold; nil: none (yet)
-	nextID int
+	hs      []*helper
+	settled bool           // a file was shared or the helpers dropped: StartFor is too late
+	loads   map[int]int    // the id of each helper's latest load
+	sample  *sample.Sample // the sample the helpers hold; nil: none (yet)
+	nextID  int
 }
 
 type helper struct {
@@ -99,6 +100,7 @@ func (p *Pool) share(name string, data []byte) {
 		return
 	}
 	p.mu.Lock()
+	p.settled = true
 	p.sample = nil
 	for len(p.hs) > n {
 		p.hs[len(p.hs)-1].conn.Close()
@@ -134,7 +136,8 @@ func (p *Pool) share(name string, data []byte) {
 // shared with, before the file is there (a fetch under way): their start
 // then overlaps the download instead of following it. A share of another
 // size keeps as many of them as it uses, a load that is not shared ends
-// them.
+// them. Once a file was shared or the helpers ended, it does nothing:
+// the file it was told of came, or is not wanted.
 func (p *Pool) StartFor(size int) {
 	if p == nil {
 		return
@@ -145,7 +148,9 @@ func (p *Pool) StartFor(size int) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.startLocked(n)
+	if !p.settled {
+		p.startLocked(n)
+	}
 }
 
 // startLocked starts helpers until there are n (or one fails to start);
@@ -209,6 +214,7 @@ func (p *Pool) drop() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.settled = true
 	for _, h := range p.hs {
 		h.conn.Close()
 	}

@@ -339,6 +339,12 @@ func TestPoolStartFor(t *testing.T) {
 		t.Errorf("StartFor with the helpers running started %d more", len(*started)-2)
 	}
 	loadPresetEnds(t, e, *started)
+	// Told of a file after a load that ended the helpers (the file
+	// dropped): nothing starts.
+	pool.StartFor(len(data))
+	if len(*started) != 2 {
+		t.Errorf("StartFor after a load that was not shared started %d helpers", len(*started)-2)
+	}
 }
 
 // loadPresetEnds loads a preset into e, which is not shared, and checks
