@@ -34,11 +34,14 @@ func BlockDots(dst []float32, ldd int, w []float32, m int, x []float32, n, d, bs
 		return
 	}
 	wt := work[:8*d]
-	for r0 := 0; r0 < m; r0 += lanes {
-		rows := min(lanes, m-r0)
-		packRows(wt[r0*d:(r0+lanes)*d], lanes, w[r0*d:(r0+rows)*d], rows, d)
+	PackPanel(wt, w, m, d)
+	var tail []float32
+	if n4 := n &^ 3; n4 < n {
+		tail = work[8*d : 12*d]
+		copy(tail, x[n4*d:])
+		clear(tail[(n-n4)*d:])
 	}
-	blockDotsPacked(dst, ldd, wt, lanes, m, x, n, d, bs, work[8*d:12*d])
+	blockDotsPacked(dst, ldd, wt, lanes, m, x, n, d, bs, tail)
 }
 
 // PanelLanes is how many rows of a panel of m rows (m <= 8) BlockDots
@@ -54,13 +57,25 @@ func PanelLanes(m int) int {
 	return vecLanes
 }
 
-// BlockDotsPacked is BlockDots for a panel its caller packed: with lanes
-// = PanelLanes(m) > 0, element c of row i is wt[(i/lanes)*lanes*d +
-// c*lanes + i%lanes], and the lanes of rows m and above are zero (len(wt)
-// >= lanes*d*ceil(m/lanes)). A decoder that writes one element at a time
-// can write its rows there directly instead of row after row, which
-// saves BlockDots's packing. work holds at least BlockDotsWork(d) floats.
-func BlockDotsPacked(dst []float32, ldd int, wt []float32, m int, x []float32, n, d, bs int, work []float32) {
+// PackPanel packs the m rows of w (m x d, row-major, m <= 8) into wt in
+// BlockDotsPacked's layout (len(wt) >= 8d); PanelLanes(m) must be > 0.
+func PackPanel(wt, w []float32, m, d int) {
+	lanes := PanelLanes(m)
+	for r0 := 0; r0 < m; r0 += lanes {
+		rows := min(lanes, m-r0)
+		packRows(wt[r0*d:(r0+lanes)*d], lanes, w[r0*d:(r0+rows)*d], rows, d)
+	}
+}
+
+// BlockDotsPacked is BlockDots for a panel its caller packed, with the
+// vectors padded: with lanes = PanelLanes(m) > 0, element c of row i is
+// wt[(i/lanes)*lanes*d + c*lanes + i%lanes], the lanes of rows m and above
+// are zero (len(wt) >= lanes*d*ceil(m/lanes)), and x holds n vectors
+// rounded up to a multiple of 4 (the vectors past n may hold anything:
+// their sums are discarded). A decoder that writes one element at a time
+// can write its rows there directly (core/model/quant), and a caller
+// that runs many panels over the same vectors pads them once.
+func BlockDotsPacked(dst []float32, ldd int, wt []float32, m int, x []float32, n, d, bs int) {
 	if m <= 0 || n <= 0 || d <= 0 {
 		return
 	}
@@ -68,36 +83,34 @@ func BlockDotsPacked(dst []float32, ldd int, wt []float32, m int, x []float32, n
 	if m > 8 || bs <= 0 || ldd < m || lanes == 0 {
 		panic("kernel: BlockDotsPacked: more than 8 rows, a block size <= 0, ldd < m or no vector loops")
 	}
-	x = x[:n*d]
+	n4 := n &^ 3
+	var tail []float32
+	if n4 < n {
+		tail = x[n4*d : (n4+4)*d]
+	}
 	_ = dst[(n-1)*ldd+m-1]
 	_ = wt[((m+lanes-1)/lanes)*lanes*d-1]
-	blockDotsPacked(dst, ldd, wt, lanes, m, x, n, d, bs, work[:4*d])
+	blockDotsPacked(dst, ldd, wt, lanes, m, x[:n4*d], n, d, bs, tail)
 }
 
 // blockDotsPacked runs the vector kernels over the packed panel wt, four
-// vectors at a time; the last 1-3 vectors go padded with zero vectors
-// into x4 (4d floats).
-func blockDotsPacked(dst []float32, ldd int, wt []float32, lanes, m int, x []float32, n, d, bs int, x4 []float32) {
+// vectors of x at a time; the last n mod 4 vectors come padded to four in
+// tail (4d floats), their sums copied out.
+func blockDotsPacked(dst []float32, ldd int, wt []float32, lanes, m int, x []float32, n, d, bs int, tail []float32) {
 	n4 := n &^ 3
 	for r0 := 0; r0 < m; r0 += lanes {
 		rows := min(lanes, m-r0)
 		sub := wt[r0*d : (r0+lanes)*d]
+		kern := blockDotsT4
+		if lanes == 8 {
+			kern = blockDotsT8
+		}
 		if n4 > 0 {
-			if lanes == 8 {
-				blockDotsT8(dst[r0:], ldd, rows, sub, x, n4, d, bs)
-			} else {
-				blockDotsT4(dst[r0:], ldd, rows, sub, x, n4, d, bs)
-			}
+			kern(dst[r0:], ldd, rows, sub, x, n4, d, bs)
 		}
 		if n4 < n {
-			copy(x4, x[n4*d:])
-			clear(x4[(n-n4)*d:])
 			var out [4 * 8]float32
-			if lanes == 8 {
-				blockDotsT8(out[:], 8, rows, sub, x4, 4, d, bs)
-			} else {
-				blockDotsT4(out[:], 8, rows, sub, x4, 4, d, bs)
-			}
+			kern(out[:], 8, rows, sub, tail, 4, d, bs)
 			for j := 0; j < n-n4; j++ {
 				copy(dst[(n4+j)*ldd+r0:(n4+j)*ldd+r0+rows], out[j*8:j*8+rows])
 			}

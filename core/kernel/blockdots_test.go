@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -77,12 +78,11 @@ func TestBlockDots(t *testing.T) {
 	}
 }
 
-// TestBlockDotsPacked: a panel packed as BlockDotsPacked documents gives
-// BlockDots's bits on every vector path, whatever the stale values in
-// the work buffer.
+// TestBlockDotsPacked: a panel packed as BlockDotsPacked documents (and
+// as PackPanel packs it) gives BlockDots's bits on every vector path,
+// whatever the padding vectors hold.
 func TestBlockDotsPacked(t *testing.T) {
 	r := &rng{43}
-	work := make([]float32, BlockDotsWork(300))
 	for _, p := range kernelPaths() {
 		for _, bs := range []int{1, 32, 256} {
 			for _, d := range []int{1, 32, 64, 300} {
@@ -100,7 +100,7 @@ func TestBlockDotsPacked(t *testing.T) {
 						ldd := m + 1
 						w, x := r.vec(m*d), r.vec(n*d)
 						want := make([]float32, n*ldd)
-						withGo(func() { BlockDots(want, ldd, w, m, x, n, d, bs, work) })
+						withGo(func() { BlockDots(want, ldd, w, m, x, n, d, bs, make([]float32, BlockDotsWork(d))) })
 						subs := (m + lanes - 1) / lanes
 						wt := make([]float32, subs*lanes*d)
 						for i := 0; i < m; i++ {
@@ -108,12 +108,19 @@ func TestBlockDotsPacked(t *testing.T) {
 								wt[(i/lanes)*lanes*d+c*lanes+i%lanes] = w[i*d+c]
 							}
 						}
-						for i := range work {
-							work[i] = float32(math.NaN())
+						// The padding vectors hold NaNs: their sums are
+						// discarded.
+						xp := append(slices.Clone(x), make([]float32, ((n+3)&^3-n)*d)...)
+						for i := n * d; i < len(xp); i++ {
+							xp[i] = float32(math.NaN())
 						}
 						got := make([]float32, n*ldd)
-						withPath(p, func() { BlockDotsPacked(got, ldd, wt, m, x, n, d, bs, work) })
+						withPath(p, func() { BlockDotsPacked(got, ldd, wt, m, xp, n, d, bs) })
 						sameBits(t, name, got, want)
+						// PackPanel packs as above.
+						wt2 := make([]float32, 8*d)
+						withPath(p, func() { PackPanel(wt2, w, m, d) })
+						sameBits(t, name+" PackPanel", wt2[:len(wt)], wt)
 					}
 				}
 			}

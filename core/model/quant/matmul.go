@@ -60,38 +60,57 @@ func MatMul(t Type, dst []float32, w []byte, rows, cols int, x []float32, n int)
 	wg.Wait()
 }
 
-// panelBuffers keeps matMulRows's buffers (a panel of decoded rows and
-// kernel.BlockDots's work) between calls: a prefill makes hundreds of
-// MatMul calls, whose buffers would otherwise be garbage as large as a
-// small model.
+// panelBuffers keeps matMulRows's buffers (a panel of decoded rows, its
+// packed copy and the padded vectors) between calls: a prefill makes
+// hundreds of MatMul calls, whose buffers would otherwise be garbage as
+// large as a small model.
 var panelBuffers sync.Pool
 
 // matMulRows computes rows [r0, r1) of MatMul's product, a panel of
-// panelRows rows at a time: the panel's rows are decoded whole, then
-// kernel.BlockDots takes their dot products with every vector chunk by
-// chunk (Dot's order) and stores them in dst. A type whose decoder writes
-// one element at a time (stridedType) decodes its rows straight into the
-// panel's packed layout (kernel.BlockDotsPacked), without BlockDots's
-// packing pass.
+// panelRows rows at a time, packed a row per vector lane
+// (kernel.BlockDotsPacked, which takes their dot products with every
+// vector chunk by chunk, Dot's order, and stores them in dst). A type
+// whose decoder writes one element at a time (stridedType) decodes its
+// rows straight into the packed panel; the others decode row after row
+// and are packed (kernel.PackPanel). The vectors are padded to a multiple
+// of 4 once, for all panels. A build without vector loops takes
+// kernel.BlockDots's portable loops.
 func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n, chunk, r0, r1 int) {
 	rb, _ := t.RowBytes(cols)
-	need := panelRows*cols + kernel.BlockDotsWork(cols)
+	n4 := (n + 3) &^ 3
+	// wt is the packed panel (8 cols floats), or BlockDots's work.
+	nw := panelRows*cols + kernel.BlockDotsWork(cols)
+	need := nw + n4*cols
 	buf, _ := panelBuffers.Get().(*[]float32)
 	if buf == nil || cap(*buf) < need {
 		b := make([]float32, need)
 		buf = &b
 	}
 	defer panelBuffers.Put(buf)
-	wp, work := (*buf)[:panelRows*cols], (*buf)[panelRows*cols:need]
+	wp, wt := (*buf)[:panelRows*cols], (*buf)[panelRows*cols:nw]
+	xp := x
+	if n4 != n {
+		xp = (*buf)[nw:need]
+		copy(xp, x[:n*cols])
+		clear(xp[n*cols:])
+	}
 	strided := stridedType(t)
 	for p := r0; p < r1; p += panelRows {
 		pr := min(panelRows, r1-p)
-		if lanes := kernel.PanelLanes(pr); strided && lanes > 0 {
+		lanes := kernel.PanelLanes(pr)
+		switch {
+		case lanes == 0:
+			for i := 0; i < pr; i++ {
+				dequantRow(t, wp[i*cols:(i+1)*cols], w[(p+i)*rb:(p+i+1)*rb])
+			}
+			kernel.BlockDots(dst[p:], rows, wp[:pr*cols], pr, x, n, cols, chunk, wt)
+			continue
+		case strided:
 			// Row i, element c at (i/lanes)*lanes*cols + c*lanes + i%lanes;
 			// the lanes of the rows past pr are zero.
 			end := (pr + lanes - 1) / lanes * lanes
 			for i := 0; i < end; i++ {
-				at := wp[(i/lanes)*lanes*cols+i%lanes:]
+				at := wt[(i/lanes)*lanes*cols+i%lanes:]
 				if i >= pr {
 					for c := 0; c < cols; c++ {
 						at[c*lanes] = 0
@@ -100,12 +119,12 @@ func matMulRows(t Type, dst []float32, w []byte, rows, cols int, x []float32, n,
 				}
 				dequantStrided(t, at, lanes, cols, w[(p+i)*rb:(p+i+1)*rb])
 			}
-			kernel.BlockDotsPacked(dst[p:], rows, wp, pr, x, n, cols, chunk, work)
-			continue
+		default:
+			for i := 0; i < pr; i++ {
+				dequantRow(t, wp[i*cols:(i+1)*cols], w[(p+i)*rb:(p+i+1)*rb])
+			}
+			kernel.PackPanel(wt, wp[:pr*cols], pr, cols)
 		}
-		for i := 0; i < pr; i++ {
-			dequantRow(t, wp[i*cols:(i+1)*cols], w[(p+i)*rb:(p+i+1)*rb])
-		}
-		kernel.BlockDots(dst[p:], rows, wp[:pr*cols], pr, x, n, cols, chunk, work)
+		kernel.BlockDotsPacked(dst[p:], rows, wt, pr, xp, n, cols, chunk)
 	}
 }
