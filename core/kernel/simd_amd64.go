@@ -560,3 +560,8 @@ func axpy2Block8(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.P
 	t2.StoreArray((*[8]float32)(unsafe.Add(v, 64)))
 	t3.StoreArray((*[8]float32)(unsafe.Add(v, 96)))
 }
+
+// packAsm is false: packRows's Go loop packs (see simd_wasm.go).
+const packAsm = false
+
+func pack4(wt, w []float32, d int) { panic("kernel: no SIMD128 packing here") }

@@ -111,3 +111,8 @@ func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f 
 func xlogxT8(dst, src []float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
+
+// packAsm is false: packRows's Go loop packs (see simd_wasm.go).
+const packAsm = false
+
+func pack4(wt, w []float32, d int) { panic("kernel: built without archsimd kernels") }

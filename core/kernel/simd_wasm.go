@@ -43,6 +43,21 @@ func dots4W(out *float32, ostride int, s, p *float32, n int, blocks int)
 //go:noescape
 func axpy2W(o0, o1, c0, c1 *float32, idx *int32, nt int, b *float32, ldb int, n16 int)
 
+//go:noescape
+func pack4W(wt *float32, w *float32, ld int, d int)
+
+// packAsm says that packRows takes four whole rows in the SIMD128
+// assembly (pack4): Go's WebAssembly for its loop spends most of its time
+// on addresses.
+const packAsm = true
+
+// pack4 sets wt[4c+r] = w[r*d+c] for the 4 rows of w (4 x d, d > 0).
+func pack4(wt, w []float32, d int) {
+	_ = wt[4*d-1]
+	_ = w[4*d-1]
+	pack4W(&wt[0], &w[0], d, d)
+}
+
 // logitsT8 is the 8-key logits kernel (see the amd64 one) in two 4-lane
 // halves: kt holds 8 keys transposed (kt[8c+l] = key l's element c), lanes
 // 0-3 and 4-7 each run one key's dot product with a query row in the

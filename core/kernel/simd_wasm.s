@@ -3,19 +3,22 @@
 #include "textflag.h"
 
 // The hottest 4-lane kernels in WebAssembly SIMD128 by hand: the logits
-// block (logitsW) and the weighted sums of one and two rows (axpyW,
-// axpy2W). Each lane runs the same sequence of float32 operations as a lane
-// of simd.go's kernels and of the portable loops (a product, then its sum
-// with the accumulator, in the order of the loop; no fused multiply-add),
-// so they give the same bits. What they save over the compiled archsimd
-// code is the scalar work around each vector operation: the Go compiler's
-// wasm functions jump back to a loop head through a dispatch table, keep
-// addresses as 64-bit values and spill vectors to the Go stack, while these
-// loops keep everything in WebAssembly locals.
+// block (logitsW), the weighted sums of one and two rows (axpyW,
+// axpy2W), MatMul4's dot products (dots4W) and the packing of a panel of
+// four rows (pack4W, a copy). Each lane runs the same sequence of float32
+// operations as a lane of simd.go's kernels and of the portable loops (a
+// product, then its sum with the accumulator, in the order of the loop;
+// no fused multiply-add), so they give the same bits. What they save over
+// the compiled archsimd code is the scalar work around each vector
+// operation: the Go compiler's wasm functions jump back to a loop head
+// through a dispatch table, keep addresses as 64-bit values and spill
+// vectors to the Go stack, while these loops keep everything in
+// WebAssembly locals.
 //
 // Registers: R0-R15 are i64 locals, V0-V15 v128 locals. A V128Store takes
 // its address without an offset (the assembler drops a store's offset), so
-// the stores add it to the address.
+// the stores add it to the address; an ExtractLane or ReplaceLane written
+// with one operand loses its lane (encoded as 0), so they name it twice.
 
 // MULADD sets acc = x*k + acc.
 #define MULADD(x, k, acc) Get x; Get k; F32x4Mul; Get acc; F32x4Add; Set acc
@@ -424,5 +427,61 @@ blocks4:
 		I64Add
 		Set R12
 		LOOPDEC(R13, blocks4)
+	End
+	RET
+
+// func pack4W(wt *float32, w *float32, ld int, d int)
+//
+// Packs 4 rows of w (row stride ld floats) of d columns transposed:
+// wt[4c+r] = w[r*ld+c], one v128 store per column. d > 0.
+TEXT ·pack4W(SB), NOSPLIT, $0-32
+	MOVD wt+0(FP), R0
+	MOVD w+8(FP), R1
+	MOVD ld+16(FP), R2
+	MOVD d+24(FP), R3
+	Get R2
+	I64Const $2
+	I64Shl
+	Set R2 // row stride of w in bytes
+	Get R1
+	Get R2
+	I64Add
+	Set R4 // row 1
+	Get R4
+	Get R2
+	I64Add
+	Set R5 // row 2
+	Get R5
+	Get R2
+	I64Add
+	Set R6 // row 3
+
+cols:
+	Loop
+		Get R0
+		I32WrapI64
+		Get R1
+		I32WrapI64
+		F32Load $0
+		F32x4Splat
+		Get R4
+		I32WrapI64
+		F32Load $0
+		F32x4ReplaceLane $1, $1
+		Get R5
+		I32WrapI64
+		F32Load $0
+		F32x4ReplaceLane $2, $2
+		Get R6
+		I32WrapI64
+		F32Load $0
+		F32x4ReplaceLane $3, $3
+		V128Store $0
+		ADDI(R0, 16)
+		ADDI(R1, 4)
+		ADDI(R4, 4)
+		ADDI(R5, 4)
+		ADDI(R6, 4)
+		LOOPDEC(R3, cols)
 	End
 	RET

@@ -62,4 +62,17 @@ func TestWasmKernelsSIMD(t *testing.T) {
 			t.Errorf("%s: no function %s", out, name)
 		}
 	}
+	// The panel packing: a v128 store per column.
+	packed := false
+	for _, f := range funcs {
+		if f.Name == pkg+"pack4W" {
+			packed = true
+			if f.SIMD[wasmcode.V128Store] == 0 {
+				t.Errorf("%s has no v128.store", f.Name)
+			}
+		}
+	}
+	if !packed {
+		t.Errorf("%s: no function %s", out, pkg+"pack4W")
+	}
 }
