@@ -139,8 +139,7 @@ func blockDotsGo(dst []float32, ldd int, w []float32, m int, x []float32, n, d, 
 // transposed, a row per lane.
 func packRows(wt []float32, lanes int, w []float32, rows, d int) {
 	wt, w = wt[:lanes*d], w[:rows*d]
-	if packAsm && lanes == 4 && rows == 4 && d > 0 {
-		pack4(wt, w, d)
+	if packVec(wt, lanes, w, rows, d) {
 		return
 	}
 	step := uintptr(4 * lanes)

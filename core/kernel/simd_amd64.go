@@ -561,7 +561,61 @@ func axpy2Block8(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.P
 	t3.StoreArray((*[8]float32)(unsafe.Add(v, 96)))
 }
 
-// packAsm is false: packRows's Go loop packs (see simd_wasm.go).
-const packAsm = false
+// packVec packs a panel of 8 whole rows for packRows (wt[8c+r] =
+// w[r*d+c]) with AVX2, 8 columns at a time: each 8 x 8 block transposed
+// in registers (shuffles within the 128-bit halves, then across them),
+// 8 loads and 8 stores where the Go loop makes 64 of each. It reports
+// whether it did: other panels (and CPUs without AVX2) are packRows's own.
+func packVec(wt []float32, lanes int, w []float32, rows, d int) bool {
+	if lanes != 8 || rows != 8 || d < 8 || vecLanes != 8 {
+		return false
+	}
+	_ = wt[8*d-1]
+	_ = w[8*d-1]
+	pack8(wt, w, d)
+	return true
+}
 
-func pack4(wt, w []float32, d int) { panic("kernel: no SIMD128 packing here") }
+// pack8 is packVec's transposition.
+func pack8(wt, w []float32, d int) {
+	defer clearUpper()
+	pw, pt := unsafe.Pointer(&w[0]), unsafe.Pointer(&wt[0])
+	row := uintptr(4 * d)
+	c := 0
+	for ; c+8 <= d; c += 8 {
+		p := unsafe.Add(pw, 4*c)
+		r0, r1 := vec8(p), vec8(unsafe.Add(p, row))
+		r2, r3 := vec8(unsafe.Add(p, 2*row)), vec8(unsafe.Add(p, 3*row))
+		r4, r5 := vec8(unsafe.Add(p, 4*row)), vec8(unsafe.Add(p, 5*row))
+		r6, r7 := vec8(unsafe.Add(p, 6*row)), vec8(unsafe.Add(p, 7*row))
+		// In each 128-bit half (columns k and k+4): rows 0-3 and 4-7 of
+		// its columns side by side.
+		s0, s1 := r0.ConcatPermuteScalarsGrouped(0, 1, 4, 5, r1), r0.ConcatPermuteScalarsGrouped(2, 3, 6, 7, r1)
+		s2, s3 := r2.ConcatPermuteScalarsGrouped(0, 1, 4, 5, r3), r2.ConcatPermuteScalarsGrouped(2, 3, 6, 7, r3)
+		s4, s5 := r4.ConcatPermuteScalarsGrouped(0, 1, 4, 5, r5), r4.ConcatPermuteScalarsGrouped(2, 3, 6, 7, r5)
+		s6, s7 := r6.ConcatPermuteScalarsGrouped(0, 1, 4, 5, r7), r6.ConcatPermuteScalarsGrouped(2, 3, 6, 7, r7)
+		t0, t1 := s0.ConcatPermuteScalarsGrouped(0, 2, 4, 6, s2), s0.ConcatPermuteScalarsGrouped(1, 3, 5, 7, s2)
+		t2, t3 := s1.ConcatPermuteScalarsGrouped(0, 2, 4, 6, s3), s1.ConcatPermuteScalarsGrouped(1, 3, 5, 7, s3)
+		u0, u1 := s4.ConcatPermuteScalarsGrouped(0, 2, 4, 6, s6), s4.ConcatPermuteScalarsGrouped(1, 3, 5, 7, s6)
+		u2, u3 := s5.ConcatPermuteScalarsGrouped(0, 2, 4, 6, s7), s5.ConcatPermuteScalarsGrouped(1, 3, 5, 7, s7)
+		// Rows 0-3 from t, 4-7 from u: columns 0-3 from the low halves,
+		// 4-7 from the high ones.
+		o := unsafe.Add(pt, 32*c)
+		store8(t0.ConcatPermute128Scalars(0, 2, u0), o)
+		store8(t1.ConcatPermute128Scalars(0, 2, u1), unsafe.Add(o, 32))
+		store8(t2.ConcatPermute128Scalars(0, 2, u2), unsafe.Add(o, 64))
+		store8(t3.ConcatPermute128Scalars(0, 2, u3), unsafe.Add(o, 96))
+		store8(t0.ConcatPermute128Scalars(1, 3, u0), unsafe.Add(o, 128))
+		store8(t1.ConcatPermute128Scalars(1, 3, u1), unsafe.Add(o, 160))
+		store8(t2.ConcatPermute128Scalars(1, 3, u2), unsafe.Add(o, 192))
+		store8(t3.ConcatPermute128Scalars(1, 3, u3), unsafe.Add(o, 224))
+	}
+	for ; c < d; c++ {
+		for r := 0; r < 8; r++ {
+			wt[8*c+r] = w[r*d+c]
+		}
+	}
+}
+
+// store8 stores v at p (32 bytes the caller has checked).
+func store8(v archsimd.Float32x8, p unsafe.Pointer) { v.StoreArray((*[8]float32)(p)) }

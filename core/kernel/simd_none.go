@@ -112,7 +112,5 @@ func xlogxT8(dst, src []float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
 
-// packAsm is false: packRows's Go loop packs (see simd_wasm.go).
-const packAsm = false
-
-func pack4(wt, w []float32, d int) { panic("kernel: built without archsimd kernels") }
+// packVec packs nothing: packRows's Go loop packs.
+func packVec(wt []float32, lanes int, w []float32, rows, d int) bool { return false }

@@ -46,16 +46,18 @@ func axpy2W(o0, o1, c0, c1 *float32, idx *int32, nt int, b *float32, ldb int, n1
 //go:noescape
 func pack4W(wt *float32, w *float32, ld int, d int)
 
-// packAsm says that packRows takes four whole rows in the SIMD128
-// assembly (pack4): Go's WebAssembly for its loop spends most of its time
-// on addresses.
-const packAsm = true
-
-// pack4 sets wt[4c+r] = w[r*d+c] for the 4 rows of w (4 x d, d > 0).
-func pack4(wt, w []float32, d int) {
+// packVec packs a panel of 4 whole rows for packRows (wt[4c+r] =
+// w[r*d+c]) in the SIMD128 assembly (pack4W), where Go's WebAssembly for
+// the loop spends most of its time on addresses, and reports whether it
+// did: other panels are packRows's own.
+func packVec(wt []float32, lanes int, w []float32, rows, d int) bool {
+	if lanes != 4 || rows != 4 || d <= 0 {
+		return false
+	}
 	_ = wt[4*d-1]
 	_ = w[4*d-1]
 	pack4W(&wt[0], &w[0], d, d)
+	return true
 }
 
 // logitsT8 is the 8-key logits kernel (see the amd64 one) in two 4-lane
