@@ -37,6 +37,9 @@ func vec8(p unsafe.Pointer) archsimd.Float32x8 {
 	return archsimd.LoadFloat32x8Array((*[8]float32)(p))
 }
 
+// store8 stores v at p (32 bytes the caller has checked).
+func store8(v archsimd.Float32x8, p unsafe.Pointer) { v.StoreArray((*[8]float32)(p)) }
+
 // logitsT8 is logitsT4 for 8 keys: kt[8c+l] is key l's element c (8*d
 // floats), lane l runs the dot product of a query row with key l.
 func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
@@ -105,14 +108,14 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 			s6 = s6.Add(w.Mul(vec8(unsafe.Add(r, 192))))
 			s7 = s7.Add(w.Mul(vec8(unsafe.Add(r, 224))))
 		}
-		s0.StoreArray((*[8]float32)(p))
-		s1.StoreArray((*[8]float32)(unsafe.Add(p, 32)))
-		s2.StoreArray((*[8]float32)(unsafe.Add(p, 64)))
-		s3.StoreArray((*[8]float32)(unsafe.Add(p, 96)))
-		s4.StoreArray((*[8]float32)(unsafe.Add(p, 128)))
-		s5.StoreArray((*[8]float32)(unsafe.Add(p, 160)))
-		s6.StoreArray((*[8]float32)(unsafe.Add(p, 192)))
-		s7.StoreArray((*[8]float32)(unsafe.Add(p, 224)))
+		store8(s0, p)
+		store8(s1, unsafe.Add(p, 32))
+		store8(s2, unsafe.Add(p, 64))
+		store8(s3, unsafe.Add(p, 96))
+		store8(s4, unsafe.Add(p, 128))
+		store8(s5, unsafe.Add(p, 160))
+		store8(s6, unsafe.Add(p, 192))
+		store8(s7, unsafe.Add(p, 224))
 	}
 	for ; c+32 <= n; c += 32 {
 		p := unsafe.Add(po, 4*c)
@@ -125,10 +128,10 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 			s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
 			s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
 		}
-		s0.StoreArray((*[8]float32)(p))
-		s1.StoreArray((*[8]float32)(unsafe.Add(p, 32)))
-		s2.StoreArray((*[8]float32)(unsafe.Add(p, 64)))
-		s3.StoreArray((*[8]float32)(unsafe.Add(p, 96)))
+		store8(s0, p)
+		store8(s1, unsafe.Add(p, 32))
+		store8(s2, unsafe.Add(p, 64))
+		store8(s3, unsafe.Add(p, 96))
 	}
 	for ; c+8 <= n; c += 8 {
 		p := unsafe.Add(po, 4*c)
@@ -136,7 +139,7 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 		for t, x := range coef {
 			s = s.Add(archsimd.BroadcastFloat32x8(x).Mul(vec8(unsafe.Add(row(t), 4*c))))
 		}
-		s.StoreArray((*[8]float32)(p))
+		store8(s, p)
 	}
 	if c < n {
 		c += axpyT4(o[c:n], coef, idx, b[c:], ldb)
@@ -170,8 +173,8 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 			s = s.Add(archsimd.BroadcastFloat32x8(x).Mul(r))
 			z = z.Add(archsimd.BroadcastFloat32x8(c1[t]).Mul(r))
 		}
-		s.StoreArray((*[8]float32)(u))
-		z.StoreArray((*[8]float32)(v))
+		store8(s, u)
+		store8(z, v)
 	}
 	if c < n {
 		c += axpy2T4(o0[c:n], o1[c:n], c0, c1, idx, b[c:], ldb)
@@ -551,14 +554,14 @@ func axpy2Block8(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.P
 		s3, t3 = s3.Add(w.Mul(b3)), t3.Add(y.Mul(b3))
 		r = unsafe.Add(r, 4*ldb)
 	}
-	s0.StoreArray((*[8]float32)(u))
-	s1.StoreArray((*[8]float32)(unsafe.Add(u, 32)))
-	s2.StoreArray((*[8]float32)(unsafe.Add(u, 64)))
-	s3.StoreArray((*[8]float32)(unsafe.Add(u, 96)))
-	t0.StoreArray((*[8]float32)(v))
-	t1.StoreArray((*[8]float32)(unsafe.Add(v, 32)))
-	t2.StoreArray((*[8]float32)(unsafe.Add(v, 64)))
-	t3.StoreArray((*[8]float32)(unsafe.Add(v, 96)))
+	store8(s0, u)
+	store8(s1, unsafe.Add(u, 32))
+	store8(s2, unsafe.Add(u, 64))
+	store8(s3, unsafe.Add(u, 96))
+	store8(t0, v)
+	store8(t1, unsafe.Add(v, 32))
+	store8(t2, unsafe.Add(v, 64))
+	store8(t3, unsafe.Add(v, 96))
 }
 
 // packVec packs a panel of 8 whole rows for packRows (wt[8c+r] =
@@ -616,6 +619,3 @@ func pack8(wt, w []float32, d int) {
 		}
 	}
 }
-
-// store8 stores v at p (32 bytes the caller has checked).
-func store8(v archsimd.Float32x8, p unsafe.Pointer) { v.StoreArray((*[8]float32)(p)) }

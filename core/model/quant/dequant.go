@@ -58,7 +58,6 @@ func stridedType(t Type) bool { return t.BlockSize() > 1 && t != Q8_0 }
 // elements are dequantRow's bits.
 func dequantStrided(t Type, dst []float32, s, n int, src []byte) {
 	bs, bb := t.BlockSize(), t.BlockBytes()
-	_ = dst[(n-1)*s]
 	f := blockFunc(t)
 	for i := 0; i < n; i += bs {
 		f(dst[i*s:], s, src[:bb])
