@@ -274,50 +274,18 @@ func generate(c Config, p *presetDef) *sample.Sample {
 				}
 			}
 
-			// Keys and values.
+			// Keys and values, a row per call (see keyRow).
+			kr := keyRows{wc: wc, wv: wv, upos: upos, perm: perm, sign: sign, codes: codes, nv: nv, m: m,
+				indKey: indKey, outl: outl, sinkDim: sinkDim, numDim: numDim, outDims: outDims, r: r}
 			kh, vh := s.KHead(l, g), s.VHead(l, g)
 			for j := 0; j < N; j++ {
-				ck, vl := cKey[j*E:j*E+E], vLat[j*E:j*E+E]
-				kp := pre[j*D : j*D+D]
-				for d := 0; d < D; d++ {
-					x := float64(posKey*upos[d]) + solve.Dot(wc[d*E:d*E+E], ck)
-					kp[d] = x + float64(keyNoise*r.norm())
-					vx := solve.Dot(wv[d*E:d*E+E], vl) + float64(valueNoise*r.norm())
-					if j == 0 {
-						vx = float64(bosValue * vx)
-					}
-					vh[j*D+d] = float32(vx)
-				}
-				// Induction code of the key: tokens j-1 and j-2.
-				if j >= 1 {
-					c1 := codes[tx.tok[j-1]*m : tx.tok[j-1]*m+m]
-					for i, d := range perm {
-						kp[d] += float64(float64(indKey*sign[i]) * c1[i])
-					}
-				}
-				if j >= 2 {
-					c2 := codes[(nv+tx.tok[j-2])*m : (nv+tx.tok[j-2])*m+m]
-					for i, d := range perm {
-						kp[d] += float64(float64(indKey*indGamma*sign[i]) * c2[i])
-					}
-				}
-				if j == 0 {
-					kp[sinkDim] += sinkKey
-				}
-				if tx.digit[j] {
-					kp[numDim] += numKey
-				}
-				kp[outDims[0]] += outl[0]
-				kp[outDims[1]] += outl[1]
+				kr.row(j, &tx, cKey[j*E:j*E+E], vLat[j*E:j*E+E], pre[j*D:j*D+D], vh[j*D:j*D+D])
 			}
 			rope(kh, pre, cosT, sinT, N, D)
 
 			// The content part of the queries, shared by the group.
 			for i := 0; i < N; i++ {
-				cq := cQry[i*E : i*E+E]
-				for d := 0; d < D; d++ {
-					qc[i*D+d] = solve.Dot(wc[d*E:d*E+E], cq)
-				}
+				project(qc[i*D:i*D+D], wc, cQry[i*E:i*E+E])
 			}
 
 			per := H / G
@@ -360,28 +328,10 @@ func generate(c Config, p *presetDef) *sample.Sample {
 					qpos[2*q] = float64(posQ * f * float64(float64(a*cs)+float64(b*sn)))
 					qpos[2*q+1] = float64(posQ * f * float64(float64(b*cs)-float64(a*sn)))
 				}
+				qr := queryRows{contQ: contQ, qpos: &qpos, indQ: indQ, sinkQ: sinkQ, numQ: numQ, perm: perm, sign: sign,
+					codes: codes, nv: nv, m: m, sinkDim: sinkDim, numDim: numDim, r: hr}
 				for i := 0; i < N; i++ {
-					qp := pre[i*D : i*D+D]
-					for d := 0; d < D; d++ {
-						x := float64(contQ*qc[i*D+d]) + qpos[d]
-						qp[d] = x + float64(queryNoise*hr.norm())
-					}
-					if indQ != 0 {
-						c1 := codes[tx.tok[i]*m : tx.tok[i]*m+m]
-						for ci, d := range perm {
-							qp[d] += float64(float64(indQ*sign[ci]) * c1[ci])
-						}
-						if i >= 1 {
-							c2 := codes[(nv+tx.tok[i-1])*m : (nv+tx.tok[i-1])*m+m]
-							for ci, d := range perm {
-								qp[d] += float64(float64(indQ*indGamma*sign[ci]) * c2[ci])
-							}
-						}
-					}
-					qp[sinkDim] += sinkQ
-					if a := tx.ask[i]; a > 0 {
-						qp[numDim] += float64(numQ * a)
-					}
+					qr.row(i, &tx, qc[i*D:i*D+D], pre[i*D:i*D+D])
 				}
 				rope(s.QHead(l, h), pre, cosT, sinT, N, D)
 			}
@@ -400,6 +350,114 @@ func generate(c Config, p *presetDef) *sample.Sample {
 		Extra:        map[string]string{"head_kinds": string(kj)},
 	}
 	return s
+}
+
+// The rows of keys, values and queries are made one per call of a small
+// function, not in generate's own loops: a WebAssembly engine runs a
+// function's first call in its baseline compiler and cannot move a running
+// loop to the optimised code, so loops that run once in one long call
+// stay in baseline code, while a function called a thousand times is
+// optimised after its first few calls. The arithmetic is the same either
+// way.
+
+// keyRows makes the pre-RoPE keys and the values of one KV head, a
+// position at a time (row).
+type keyRows struct {
+	wc, wv, upos []float64 // content and value projections (D x E), positional key
+	perm         []int     // the head's code channels
+	sign         []float64 // and their signs
+	codes        []float64 // the two code books (2 nv x m)
+	nv, m        int
+	indKey       float64
+	outl         [2]float64 // the outlier channels' values
+	sinkDim      int
+	numDim       int
+	outDims      [2]int
+	r            *rng
+}
+
+// row writes the pre-RoPE key of position j into kp and its value into vrow,
+// from the position's key content ck and value latent vl.
+func (k *keyRows) row(j int, tx *text, ck, vl, kp []float64, vrow []float32) {
+	E := len(ck)
+	for d := range kp {
+		x := float64(posKey*k.upos[d]) + solve.Dot(k.wc[d*E:d*E+E], ck)
+		kp[d] = x + float64(keyNoise*k.r.norm())
+		vx := solve.Dot(k.wv[d*E:d*E+E], vl) + float64(valueNoise*k.r.norm())
+		if j == 0 {
+			vx = float64(bosValue * vx)
+		}
+		vrow[d] = float32(vx)
+	}
+	m, nv := k.m, k.nv
+	// Induction code of the key: tokens j-1 and j-2.
+	if j >= 1 {
+		c1 := k.codes[tx.tok[j-1]*m : tx.tok[j-1]*m+m]
+		for i, d := range k.perm {
+			kp[d] += float64(float64(k.indKey*k.sign[i]) * c1[i])
+		}
+	}
+	if j >= 2 {
+		c2 := k.codes[(nv+tx.tok[j-2])*m : (nv+tx.tok[j-2])*m+m]
+		for i, d := range k.perm {
+			kp[d] += float64(float64(k.indKey*indGamma*k.sign[i]) * c2[i])
+		}
+	}
+	if j == 0 {
+		kp[k.sinkDim] += sinkKey
+	}
+	if tx.digit[j] {
+		kp[k.numDim] += numKey
+	}
+	kp[k.outDims[0]] += k.outl[0]
+	kp[k.outDims[1]] += k.outl[1]
+}
+
+// project writes w x into dst: w is len(dst) x len(x), row-major.
+func project(dst, w, x []float64) {
+	E := len(x)
+	for d := range dst {
+		dst[d] = solve.Dot(w[d*E:d*E+E], x)
+	}
+}
+
+// queryRows makes the pre-RoPE queries of one query head, a position at a
+// time (row).
+type queryRows struct {
+	contQ, indQ, sinkQ, numQ float64
+	qpos                     *[MaxDim]float64
+	perm                     []int
+	sign                     []float64
+	codes                    []float64
+	nv, m                    int
+	sinkDim, numDim          int
+	r                        *rng
+}
+
+// row writes the pre-RoPE query of position i into qp from its content part
+// qc.
+func (q *queryRows) row(i int, tx *text, qc, qp []float64) {
+	for d := range qp {
+		x := float64(q.contQ*qc[d]) + q.qpos[d]
+		qp[d] = x + float64(queryNoise*q.r.norm())
+	}
+	m, nv := q.m, q.nv
+	if q.indQ != 0 {
+		c1 := q.codes[tx.tok[i]*m : tx.tok[i]*m+m]
+		for ci, d := range q.perm {
+			qp[d] += float64(float64(q.indQ*q.sign[ci]) * c1[ci])
+		}
+		if i >= 1 {
+			c2 := q.codes[(nv+tx.tok[i-1])*m : (nv+tx.tok[i-1])*m+m]
+			for ci, d := range q.perm {
+				qp[d] += float64(float64(q.indQ*indGamma*q.sign[ci]) * c2[ci])
+			}
+		}
+	}
+	qp[q.sinkDim] += q.sinkQ
+	if a := tx.ask[i]; a > 0 {
+		qp[q.numDim] += float64(q.numQ * a)
+	}
 }
 
 // rope writes the RoPE rotation of the N x D pre-rotation rows src into dst
@@ -450,10 +508,7 @@ func codebook(r *rng, words, m int) []float64 {
 				cand[i] = r.norm()
 			}
 			normalize(cand)
-			worst := math.Inf(-1)
-			for v := 0; v < w && worst < best; v++ {
-				worst = max(worst, solve.Dot(cand, out[v*m:v*m+m]))
-			}
+			worst := worstCos(cand, out, w, best)
 			if worst < best {
 				best = worst
 				copy(out[w*m:w*m+m], cand)
@@ -461,4 +516,16 @@ func codebook(r *rng, words, m int) []float64 {
 		}
 	}
 	return out
+}
+
+// worstCos returns the largest dot product of cand with the first w codes
+// of out (rows of len(cand)), or a value at least best as soon as one
+// reaches it (-Inf for w = 0). One call per candidate (see keyRows).
+func worstCos(cand, out []float64, w int, best float64) float64 {
+	m := len(cand)
+	worst := math.Inf(-1)
+	for v := 0; v < w && worst < best; v++ {
+		worst = max(worst, solve.Dot(cand, out[v*m:v*m+m]))
+	}
+	return worst
 }
