@@ -88,7 +88,7 @@ func clampBytes(x float64) int64 {
 // checkLimits refuses a sample whose analysis is absurd: no probe queries,
 // more than MaxHeads query heads, values that must overflow float32
 // (CheckMagnitudes), or analyses over the memory limit.
-func checkLimits(s *sample.Sample, opt Options) error {
+func checkLimits(s *sample.Sample, mx *sample.Maxima, opt Options) error {
 	if t := s.N - s.Prefix(); t < 1 {
 		return fmt.Errorf("no probe queries: the prefix (metadata %q) is %d = N %d; the positions after it are the held-out probes", sample.KeyPrefix, s.Prefix(), s.N)
 	}
@@ -98,7 +98,7 @@ func checkLimits(s *sample.Sample, opt Options) error {
 	if heads := int64(s.L) * int64(s.H); heads > MaxHeads {
 		return fmt.Errorf("%w: %d layers x %d heads = %d query heads, more than core.MaxHeads = %d", ErrTooLarge, s.L, s.H, heads, MaxHeads)
 	}
-	if err := CheckMagnitudes(s); err != nil {
+	if err := checkMagnitudes(s, mx); err != nil {
 		return err
 	}
 	limit, how := opt.MaxAnalysisBytes, "the limit set"
@@ -127,16 +127,34 @@ func CheckMagnitudes(s *sample.Sample) error {
 	if !s.HasQKV() {
 		return nil
 	}
+	mx := &sample.Maxima{Q: make([]uint32, s.L*s.H), K: make([]uint32, s.L*s.HKV), V: make([]uint32, s.L*s.HKV)}
+	for l := 0; l < s.L; l++ {
+		for h := 0; h < s.H; h++ {
+			mx.Q[l*s.H+h] = sample.MaxMag(s.QHead(l, h))
+		}
+		for kv := 0; kv < s.HKV; kv++ {
+			mx.K[l*s.HKV+kv], mx.V[l*s.HKV+kv] = sample.MaxMag(s.KHead(l, kv)), sample.MaxMag(s.VHead(l, kv))
+		}
+	}
+	return checkMagnitudes(s, mx)
+}
+
+// checkMagnitudes is CheckMagnitudes with the heads' largest magnitudes
+// given (from sample.ValidateMaxima; nil for an attention-only sample).
+func checkMagnitudes(s *sample.Sample, mx *sample.Maxima) error {
+	if !s.HasQKV() || mx == nil {
+		return nil
+	}
 	scale := s.Scale()
 	for l := 0; l < s.L; l++ {
 		for kv := 0; kv < s.HKV; kv++ {
-			k, v := maxAbs(s.KHead(l, kv)), maxAbs(s.VHead(l, kv))
+			k, v := magnitude(mx.K[l*s.HKV+kv]), magnitude(mx.V[l*s.HKV+kv])
 			if v*float64(s.N) > math.MaxFloat32 {
 				return fmt.Errorf("%w: layer %d KV head %d: |v| up to %.3g over N=%d positions overflows the float32 attention outputs; the sample's values are too large", ErrNonFinite, l, kv, v, s.N)
 			}
 			for i := 0; i < s.Group(); i++ {
 				h := kv*s.Group() + i
-				q := maxAbs(s.QHead(l, h))
+				q := magnitude(mx.Q[l*s.H+h])
 				if q*k*float64(s.D)*scale > math.MaxFloat32 {
 					return fmt.Errorf("%w: layer %d head %d: |q| up to %.3g and |k| up to %.3g overflow the float32 attention logits (d=%d, scale %.3g); the sample's values are too large", ErrNonFinite, l, h, q, k, s.D, scale)
 				}
@@ -146,9 +164,8 @@ func CheckMagnitudes(s *sample.Sample) error {
 	return nil
 }
 
-// maxAbs is the largest |x[i]| (NaN if x holds one), from the largest of
-// the numbers' bits without the sign (sample.MaxMag).
-func maxAbs(x []float32) float64 { return float64(math.Float32frombits(sample.MaxMag(x))) }
+// magnitude is the number whose bits without the sign are m (a MaxMag).
+func magnitude(m uint32) float64 { return float64(math.Float32frombits(m)) }
 
 // mib formats a byte count in MiB.
 func mib(b int64) string { return fmt.Sprintf("%d MiB", (b+1<<20-1)>>20) }

@@ -126,11 +126,12 @@ func TestNonFiniteIsAnError(t *testing.T) {
 	}
 }
 
-// TestMaxAbsPaths checks maxAbs against a plain loop, bit for bit (a NaN's
+// TestMagnitudePaths checks magnitude(sample.MaxMag(x)), the largest |x[i]|
+// checkMagnitudes works with, against a plain loop, bit for bit (a NaN's
 // bits too; sample.TestMaxMagPaths runs each path of MaxMag), on every window of 0 to 40 elements (the loops' tails)
 // along float32s of every exponent, sign and class: every bfloat16's and
 // float16's value, then random bit patterns.
-func TestMaxAbsPaths(t *testing.T) {
+func TestMagnitudePaths(t *testing.T) {
 	var x []float32
 	for h := range 1 << 16 {
 		x = append(x, half.BF16ToF32(uint16(h)), half.F16ToF32(uint16(h)))
@@ -146,13 +147,13 @@ func TestMaxAbsPaths(t *testing.T) {
 		}
 		return math.Float64bits(float64(math.Float32frombits(m)))
 	}
-	if got, want := math.Float64bits(maxAbs(x)), ref(x); got != want {
-		t.Fatalf("maxAbs of all = %#016x, want %#016x", got, want)
+	if got, want := math.Float64bits(magnitude(sample.MaxMag(x))), ref(x); got != want {
+		t.Fatalf("magnitude of all = %#016x, want %#016x", got, want)
 	}
 	for i := 0; i+40 <= len(x); i += 1 + i%97 {
 		for n := range 41 {
-			if got, want := math.Float64bits(maxAbs(x[i:i+n])), ref(x[i:i+n]); got != want {
-				t.Fatalf("maxAbs(x[%d:%d]) = %#016x, want %#016x", i, i+n, got, want)
+			if got, want := math.Float64bits(magnitude(sample.MaxMag(x[i:i+n]))), ref(x[i:i+n]); got != want {
+				t.Fatalf("magnitude of x[%d:%d] = %#016x, want %#016x", i, i+n, got, want)
 			}
 		}
 	}

@@ -31,10 +31,11 @@ type groupSlot struct {
 // attention-only sample has one group per query head (s.KVHeads() = s.H);
 // see Analyze.
 func NewModel(s *sample.Sample, opt Options) (*Model, error) {
-	if err := s.Validate(); err != nil {
+	mx, err := s.ValidateMaxima()
+	if err != nil {
 		return nil, err
 	}
-	if err := checkLimits(s, opt); err != nil {
+	if err := checkLimits(s, mx, opt); err != nil {
 		return nil, err
 	}
 	return &Model{Sample: s, Opt: opt, slots: make([]groupSlot, s.L*s.KVHeads())}, nil

@@ -151,11 +151,27 @@ func (s *Sample) AttnHead(l, h int) []float32 {
 //
 // Its error is an *Error naming the tensor or metadata key at fault.
 func (s *Sample) Validate() error {
+	_, err := s.ValidateMaxima()
+	return err
+}
+
+// Maxima are the largest magnitudes of the heads of a q/k/v sample, as
+// MaxMag gives them (the float32 bits without the sign): Q[l*H+h] of
+// query head h in layer l, K[l*HKV+kv] and V[l*HKV+kv] of KV head kv.
+type Maxima struct {
+	Q, K, V []uint32
+}
+
+// ValidateMaxima is Validate, and for a valid q/k/v sample it also
+// returns the largest magnitude of each head, taken in the same pass over
+// the numbers as the check that they are finite (nil for an
+// attention-only sample).
+func (s *Sample) ValidateMaxima() (*Maxima, error) {
 	if s.L <= 0 || s.H <= 0 || s.N <= 0 {
-		return &Error{Err: fmt.Errorf("bad shape L=%d H=%d N=%d: every dimension must be positive", s.L, s.H, s.N)}
+		return nil, &Error{Err: fmt.Errorf("bad shape L=%d H=%d N=%d: every dimension must be positive", s.L, s.H, s.N)}
 	}
 	if s.L > MaxDim || s.H > MaxDim || s.N > MaxDim || s.D > MaxDim || s.HKV > MaxDim || s.D < 0 || s.HKV < 0 {
-		return &Error{Err: fmt.Errorf("absurd shape L=%d H=%d HKV=%d N=%d D=%d (each dimension at most %d)", s.L, s.H, s.HKV, s.N, s.D, MaxDim)}
+		return nil, &Error{Err: fmt.Errorf("absurd shape L=%d H=%d HKV=%d N=%d D=%d (each dimension at most %d)", s.L, s.H, s.HKV, s.N, s.D, MaxDim)}
 	}
 	hasQ, hasK, hasV := len(s.Q) > 0, len(s.K) > 0, len(s.V) > 0
 	if hasQ != hasK || hasQ != hasV {
@@ -165,55 +181,90 @@ func (s *Sample) Validate() error {
 		} else if !hasV {
 			missing = "v"
 		}
-		return &Error{Tensor: missing, Err: fmt.Errorf("missing: q, k and v go together (have q=%t k=%t v=%t)", hasQ, hasK, hasV)}
+		return nil, &Error{Tensor: missing, Err: fmt.Errorf("missing: q, k and v go together (have q=%t k=%t v=%t)", hasQ, hasK, hasV)}
 	}
 	if !hasQ && !s.HasAttn() {
-		return &Error{Err: fmt.Errorf("neither q/k/v nor attn present")}
+		return nil, &Error{Err: fmt.Errorf("neither q/k/v nor attn present")}
 	}
 	type tensor struct {
 		name  string
 		x     []float32
 		shape []int
+		heads []uint32 // its heads' maxima
 	}
-	var ts []tensor
+	var (
+		ts []tensor
+		mx *Maxima
+	)
 	if hasQ {
 		if s.D <= 0 || s.HKV <= 0 || s.H%s.HKV != 0 {
-			return &Error{Err: fmt.Errorf("query heads %d not a multiple of KV heads %d (d=%d)", s.H, s.HKV, s.D)}
+			return nil, &Error{Err: fmt.Errorf("query heads %d not a multiple of KV heads %d (d=%d)", s.H, s.HKV, s.D)}
 		}
 		ts = append(ts,
-			tensor{"q", s.Q, []int{s.L, s.H, s.N, s.D}},
-			tensor{"k", s.K, []int{s.L, s.HKV, s.N, s.D}},
-			tensor{"v", s.V, []int{s.L, s.HKV, s.N, s.D}})
+			tensor{"q", s.Q, []int{s.L, s.H, s.N, s.D}, nil},
+			tensor{"k", s.K, []int{s.L, s.HKV, s.N, s.D}, nil},
+			tensor{"v", s.V, []int{s.L, s.HKV, s.N, s.D}, nil})
 	}
 	if s.HasAttn() {
-		ts = append(ts, tensor{"attn", s.Attn, []int{s.L, s.H, s.N, s.N}})
+		ts = append(ts, tensor{"attn", s.Attn, []int{s.L, s.H, s.N, s.N}, nil})
 	}
 	total := 0
 	for _, t := range ts {
 		want := elements(t.shape)
 		if want < 0 {
-			return &Error{Tensor: t.name, Err: fmt.Errorf("shape %v has more than MaxElements = %d elements", t.shape, MaxElements)}
+			return nil, &Error{Tensor: t.name, Err: fmt.Errorf("shape %v has more than MaxElements = %d elements", t.shape, MaxElements)}
 		}
 		if len(t.x) != want {
-			return &Error{Tensor: t.name, Err: fmt.Errorf("has %d elements, shape %v needs %d", len(t.x), t.shape, want)}
+			return nil, &Error{Tensor: t.name, Err: fmt.Errorf("has %d elements, shape %v needs %d", len(t.x), t.shape, want)}
 		}
 		total += want
 	}
 	if total > MaxElements {
-		return &Error{Err: fmt.Errorf("the tensors hold %d elements in all, more than MaxElements = %d", total, MaxElements)}
+		return nil, &Error{Err: fmt.Errorf("the tensors hold %d elements in all, more than MaxElements = %d", total, MaxElements)}
 	}
 	if err := s.validateMeta(); err != nil {
-		return err
+		return nil, err
+	}
+	if hasQ {
+		// Sized now that the tensors are known to hold N x D per head.
+		mx = &Maxima{Q: make([]uint32, s.L*s.H), K: make([]uint32, s.L*s.HKV), V: make([]uint32, s.L*s.HKV)}
+		ts[0].heads, ts[1].heads, ts[2].heads = mx.Q, mx.K, mx.V
 	}
 	for _, t := range ts {
-		if i := FirstNonFinite(t.x); i >= 0 {
-			return &Error{Tensor: t.name, Err: fmt.Errorf("non-finite value %v at %v (flat index %d)", t.x[i], unflatten(i, t.shape), i)}
+		if i := headMaxima(t.x, t.heads); i >= 0 {
+			return nil, &Error{Tensor: t.name, Err: fmt.Errorf("non-finite value %v at %v (flat index %d)", t.x[i], unflatten(i, t.shape), i)}
 		}
 	}
 	if s.HasAttn() {
-		return checkProbabilities(s.Attn, []int{s.L, s.H, s.N, s.N})
+		if err := checkProbabilities(s.Attn, []int{s.L, s.H, s.N, s.N}); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return mx, nil
+}
+
+// headMaxima sets heads[i] to the largest magnitude (MaxMag) of the i-th
+// of len(heads) equal parts of x and returns -1, or returns the index of
+// the first NaN or infinity in x (then heads is unspecified). With no
+// heads it only looks for the first NaN or infinity.
+func headMaxima(x []float32, heads []uint32) int {
+	if len(heads) == 0 {
+		return FirstNonFinite(x)
+	}
+	size := len(x) / len(heads)
+	for h := range heads {
+		part := x[h*size : (h+1)*size]
+		var m uint32
+		for off := 0; off < len(part); off += scanBlock {
+			// A block at a time, as FirstNonFinite.
+			m = max(m, MaxMag(part[off:min(off+scanBlock, len(part))]))
+		}
+		if m >= 0x7f800000 {
+			return h*size + FirstNonFinite(part)
+		}
+		heads[h] = m
+	}
+	return -1
 }
 
 // RowSumTolerance is how far a row of attention probabilities may sum from 1

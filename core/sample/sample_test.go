@@ -150,3 +150,44 @@ func TestElements(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateMaxima checks that ValidateMaxima gives each head's MaxMag
+// of a valid q/k/v sample, nil for an attention-only one, and the error of
+// Validate for an invalid one.
+func TestValidateMaxima(t *testing.T) {
+	s := &Sample{L: 2, H: 4, HKV: 2, N: 3, D: 2}
+	s.Q, s.K, s.V = make([]float32, 2*4*3*2), make([]float32, 2*2*3*2), make([]float32, 2*2*3*2)
+	for i := range s.Q {
+		s.Q[i] = float32(i%7) - 3.5
+	}
+	for i := range s.K {
+		s.K[i], s.V[i] = float32(i)*0.25, -float32(i%5)
+	}
+	mx, err := s.ValidateMaxima()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range s.L {
+		for h := range s.H {
+			if got, want := mx.Q[l*s.H+h], MaxMag(s.QHead(l, h)); got != want {
+				t.Errorf("q layer %d head %d: %#x, want %#x", l, h, got, want)
+			}
+		}
+		for kv := range s.HKV {
+			if got, want := mx.K[l*s.HKV+kv], MaxMag(s.KHead(l, kv)); got != want {
+				t.Errorf("k layer %d KV head %d: %#x, want %#x", l, kv, got, want)
+			}
+			if got, want := mx.V[l*s.HKV+kv], MaxMag(s.VHead(l, kv)); got != want {
+				t.Errorf("v layer %d KV head %d: %#x, want %#x", l, kv, got, want)
+			}
+		}
+	}
+	s.V[len(s.V)-1] = float32(math.Inf(-1))
+	if mx, err := s.ValidateMaxima(); mx != nil || err == nil || err.Error() != s.Validate().Error() {
+		t.Errorf("with -Inf in v: %v, %v; want nil and Validate's error %v", mx, err, s.Validate())
+	}
+	a := &Sample{L: 1, H: 1, N: 2, Attn: []float32{1, 0, 0.5, 0.5}}
+	if mx, err := a.ValidateMaxima(); mx != nil || err != nil {
+		t.Errorf("attention-only: %v, %v; want nil, nil", mx, err)
+	}
+}

@@ -106,3 +106,42 @@ func TestFirstNonFinitePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadMaxima checks headMaxima against refMaxMag per part and
+// refFirstNonFinite on the whole, with the non-finite values of
+// TestFirstNonFinitePaths put in the first, a middle and the last part, at
+// the parts' and the blocks' edges.
+func TestHeadMaxima(t *testing.T) {
+	var finite []float32
+	for _, v := range scanPatterns() {
+		if refFirstNonFinite([]float32{v}) < 0 {
+			finite = append(finite, v)
+		}
+	}
+	const parts = 5
+	size := scanBlock + 37
+	x := finite[:parts*size]
+	heads := make([]uint32, parts)
+	if got := headMaxima(x, heads); got != -1 {
+		t.Fatalf("headMaxima of finite values = %d, want -1", got)
+	}
+	for h := range parts {
+		if want := refMaxMag(x[h*size : (h+1)*size]); heads[h] != want {
+			t.Errorf("part %d: maximum %#x, want %#x", h, heads[h], want)
+		}
+	}
+	bad := []float32{float32(math.Inf(1)), float32(math.NaN()), math.Float32frombits(0xff800001)}
+	for k, at := range []int{0, size - 1, size, 2*size + scanBlock - 1, 2*size + scanBlock, parts*size - 1} {
+		y := append([]float32(nil), x...)
+		y[at] = bad[k%len(bad)]
+		if at+size < len(y) {
+			y[at+size] = bad[(k+1)%len(bad)] // a later one too
+		}
+		if got := headMaxima(y, make([]uint32, parts)); got != at {
+			t.Errorf("non-finite at %d: headMaxima = %d", at, got)
+		}
+		if got := headMaxima(y, nil); got != at {
+			t.Errorf("non-finite at %d: headMaxima without parts = %d", at, got)
+		}
+	}
+}
