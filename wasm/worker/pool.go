@@ -59,6 +59,9 @@ type Pool struct {
 	// Start starts helper i, whose answers it passes to deliver, from
 	// any goroutine.
 	Start func(i int, deliver func(wire.Response)) (Conn, error)
+	// Handed, when set, is called with each file passed to share once
+	// share is done with it: posted to the helpers, or not shared.
+	Handed func(data []byte)
 
 	mu    sync.Mutex
 	inbox []reply
@@ -93,6 +96,9 @@ type reply struct {
 func (p *Pool) share(name string, data []byte) {
 	if p == nil {
 		return
+	}
+	if p.Handed != nil {
+		defer p.Handed(data)
 	}
 	n := p.sharedWith(len(data))
 	if n == 0 {

@@ -275,6 +275,18 @@ func TestGridHelpersStopped(t *testing.T) {
 func TestPoolShares(t *testing.T) {
 	data := groupedSafetensors(t)
 	pool, started := inProcPool(t, 2)
+	// Handed comes once per share, with the file, once it was posted to
+	// every helper.
+	var handed []string
+	pool.Handed = func(b []byte) {
+		posted := 0
+		for _, h := range *started {
+			if slices.Contains(h.ops(), wire.OpLoad) {
+				posted++
+			}
+		}
+		handed = append(handed, fmt.Sprintf("%t after %d posts", &b[0] == &data[0] && len(b) == len(data), posted))
+	}
 	pool.MinBytes = len(data) + 1
 	e := &Engine{Pool: pool}
 	loadFile(t, e, data)
@@ -285,6 +297,9 @@ func TestPoolShares(t *testing.T) {
 	loadFile(t, e, data)
 	if len(*started) != 2 || len(pool.usable(e.model.Sample)) != 2 {
 		t.Fatalf("a file of MinBytes started %d helpers", len(*started))
+	}
+	if want := []string{"true after 0 posts", "true after 2 posts"}; !slices.Equal(handed, want) {
+		t.Errorf("Handed: %q, want %q", handed, want)
 	}
 	rc := loadPresetEnds(t, e, *started)
 	if pool.usable(e.model.Sample) != nil {

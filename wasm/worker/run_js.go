@@ -33,7 +33,8 @@ func Run() {
 			cores = self.Get("navigator").Get("hardwareConcurrency")
 		}
 		if cores.Type() == js.TypeNumber {
-			w.E.Pool = &Pool{N: HelpersFor(cores.Int()), Start: startHelper}
+			w.E.Pool = &Pool{N: HelpersFor(cores.Int()), Start: startHelper, Handed: forgetJSFile}
+			jsFile.keep = true
 			// A sample file the page links, being fetched (worker.js's
 			// prefetch): its helpers start during the download.
 			if size := self.Get("haeolsPrefetchSize"); size.Type() == js.TypeFunction {
@@ -101,6 +102,9 @@ func Run() {
 					buf := make([]byte, u8.Get("length").Int())
 					js.CopyBytesToGo(buf, u8)
 					bufs[name] = buf
+					if name == "file" && f.InstanceOf(js.Global().Get("ArrayBuffer")) {
+						rememberJSFile(buf, f)
+					}
 				}
 			}
 		}
@@ -142,13 +146,20 @@ func post(r wire.Response, bufs map[string][]byte) {
 }
 
 // message makes {json, buffers} with the buffers copied into ArrayBuffers,
-// and the list of those to transfer.
+// and the list of those to transfer; the sample file being loaded goes as
+// the ArrayBuffer it came in (jsFile).
 func message(text string, bufs map[string][]byte) (js.Value, js.Value) {
 	msg := js.Global().Get("Object").New()
 	msg.Set("json", text)
 	buffers := js.Global().Get("Object").New()
 	transfer := js.Global().Get("Array").New()
 	for name, data := range bufs {
+		if ab, ok := takeJSFile(data); ok {
+			// The sample file, as it came.
+			buffers.Set(name, ab)
+			transfer.Call("push", ab)
+			continue
+		}
 		u8 := js.Global().Get("Uint8Array").New(len(data))
 		js.CopyBytesToJS(u8, data)
 		ab := u8.Get("buffer")
@@ -303,7 +314,63 @@ func fetch(url string) ([]byte, error) {
 	}
 	buf := make([]byte, u8.Get("length").Int())
 	js.CopyBytesToGo(buf, u8)
+	rememberJSFile(buf, ab)
 	return buf, nil
+}
+
+// jsFile is the ArrayBuffer that the Go bytes of the sample file being
+// loaded (data: fetched, or sent by the page) were copied from. A message
+// to a helper that carries those bytes transfers this buffer instead of
+// copying the bytes back out of the WebAssembly memory into a new one
+// (that copy, or postMessage's clone of the buffer, took a sixth of the
+// worker's loading of a 50 MB sample). The Pool forgets it once the file
+// was handed to the helpers (Pool.Handed), so the worker does not keep a
+// second copy of a file it did not share.
+var jsFile struct {
+	mu   sync.Mutex
+	keep bool // this worker has a Pool (not a helper)
+	data []byte
+	ab   js.Value
+}
+
+// rememberJSFile records, in a worker with a Pool, that data was copied
+// from the ArrayBuffer ab.
+func rememberJSFile(data []byte, ab js.Value) {
+	jsFile.mu.Lock()
+	defer jsFile.mu.Unlock()
+	if jsFile.keep {
+		jsFile.data, jsFile.ab = data, ab
+	}
+}
+
+// forgetJSFile forgets the ArrayBuffer of data, if it is the one
+// remembered.
+func forgetJSFile(data []byte) {
+	jsFile.mu.Lock()
+	defer jsFile.mu.Unlock()
+	if sameBytes(jsFile.data, data) {
+		jsFile.data, jsFile.ab = nil, js.Undefined()
+	}
+}
+
+// takeJSFile returns the ArrayBuffer that data was copied from, if it is
+// the one remembered, and forgets it: the message it goes with transfers
+// it (a second helper's message copies the bytes again).
+func takeJSFile(data []byte) (js.Value, bool) {
+	jsFile.mu.Lock()
+	defer jsFile.mu.Unlock()
+	if !sameBytes(jsFile.data, data) {
+		return js.Undefined(), false
+	}
+	ab := jsFile.ab
+	jsFile.data, jsFile.ab = nil, js.Undefined()
+	return ab, true
+}
+
+// sameBytes reports whether a and b are the same non-empty bytes in
+// memory (not merely equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // helperConn is a helper worker (worker.js#helper) started by this one.
