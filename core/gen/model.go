@@ -275,8 +275,8 @@ func generate(c Config, p *presetDef) *sample.Sample {
 			}
 
 			// Keys and values, a row per call (see keyRow).
-			kr := keyRows{wc: wc, wv: wv, upos: upos, perm: perm, sign: sign, codes: codes, nv: nv, m: m,
-				indKey: indKey, outl: outl, sinkDim: sinkDim, numDim: numDim, outDims: outDims, r: r}
+			ind := induction{perm: perm, sign: sign, codes: codes, nv: nv, m: m}
+			kr := keyRows{wc: wc, wv: wv, upos: upos, ind: ind, indKey: indKey, outl: outl, sinkDim: sinkDim, numDim: numDim, outDims: outDims, r: r}
 			kh, vh := s.KHead(l, g), s.VHead(l, g)
 			for j := 0; j < N; j++ {
 				kr.row(j, &tx, cKey[j*E:j*E+E], vLat[j*E:j*E+E], pre[j*D:j*D+D], vh[j*D:j*D+D])
@@ -328,8 +328,8 @@ func generate(c Config, p *presetDef) *sample.Sample {
 					qpos[2*q] = float64(posQ * f * float64(float64(a*cs)+float64(b*sn)))
 					qpos[2*q+1] = float64(posQ * f * float64(float64(b*cs)-float64(a*sn)))
 				}
-				qr := queryRows{contQ: contQ, qpos: &qpos, indQ: indQ, sinkQ: sinkQ, numQ: numQ, perm: perm, sign: sign,
-					codes: codes, nv: nv, m: m, sinkDim: sinkDim, numDim: numDim, r: hr}
+				qr := queryRows{contQ: contQ, qpos: &qpos, indQ: indQ, sinkQ: sinkQ, numQ: numQ, ind: ind,
+					sinkDim: sinkDim, numDim: numDim, r: hr}
 				for i := 0; i < N; i++ {
 					qr.row(i, &tx, qc[i*D:i*D+D], pre[i*D:i*D+D])
 				}
@@ -364,10 +364,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 // position at a time (row).
 type keyRows struct {
 	wc, wv, upos []float64 // content and value projections (D x E), positional key
-	perm         []int     // the head's code channels
-	sign         []float64 // and their signs
-	codes        []float64 // the two code books (2 nv x m)
-	nv, m        int
+	ind          induction
 	indKey       float64
 	outl         [2]float64 // the outlier channels' values
 	sinkDim      int
@@ -389,19 +386,12 @@ func (k *keyRows) row(j int, tx *text, ck, vl, kp []float64, vrow []float32) {
 		}
 		vrow[d] = float32(vx)
 	}
-	m, nv := k.m, k.nv
 	// Induction code of the key: tokens j-1 and j-2.
 	if j >= 1 {
-		c1 := k.codes[tx.tok[j-1]*m : tx.tok[j-1]*m+m]
-		for i, d := range k.perm {
-			kp[d] += float64(float64(k.indKey*k.sign[i]) * c1[i])
-		}
+		k.ind.add(kp, 0, tx.tok[j-1], k.indKey)
 	}
 	if j >= 2 {
-		c2 := k.codes[(nv+tx.tok[j-2])*m : (nv+tx.tok[j-2])*m+m]
-		for i, d := range k.perm {
-			kp[d] += float64(float64(k.indKey*indGamma*k.sign[i]) * c2[i])
-		}
+		k.ind.add(kp, 1, tx.tok[j-2], float64(k.indKey*indGamma))
 	}
 	if j == 0 {
 		kp[k.sinkDim] += sinkKey
@@ -411,6 +401,25 @@ func (k *keyRows) row(j int, tx *text, ck, vl, kp []float64, vrow []float32) {
 	}
 	kp[k.outDims[0]] += k.outl[0]
 	kp[k.outDims[1]] += k.outl[1]
+}
+
+// induction is one head's placement of the induction code books: code
+// channel i of a token's code goes to channel perm[i] with sign sign[i].
+type induction struct {
+	perm  []int
+	sign  []float64
+	codes []float64 // the two code books (2 nv x m): the token's own, then the one before
+	nv, m int
+}
+
+// add adds to x gain times the code of token tok in code book book (0 or
+// 1), placed by the head.
+func (c *induction) add(x []float64, book, tok int, gain float64) {
+	o := (book*c.nv + tok) * c.m
+	code := c.codes[o : o+c.m]
+	for i, d := range c.perm {
+		x[d] += float64(float64(gain*c.sign[i]) * code[i])
+	}
 }
 
 // project writes w x into dst: w is len(dst) x len(x), row-major.
@@ -426,10 +435,7 @@ func project(dst, w, x []float64) {
 type queryRows struct {
 	contQ, indQ, sinkQ, numQ float64
 	qpos                     *[MaxDim]float64
-	perm                     []int
-	sign                     []float64
-	codes                    []float64
-	nv, m                    int
+	ind                      induction
 	sinkDim, numDim          int
 	r                        *rng
 }
@@ -441,17 +447,10 @@ func (q *queryRows) row(i int, tx *text, qc, qp []float64) {
 		x := float64(q.contQ*qc[d]) + q.qpos[d]
 		qp[d] = x + float64(queryNoise*q.r.norm())
 	}
-	m, nv := q.m, q.nv
 	if q.indQ != 0 {
-		c1 := q.codes[tx.tok[i]*m : tx.tok[i]*m+m]
-		for ci, d := range q.perm {
-			qp[d] += float64(float64(q.indQ*q.sign[ci]) * c1[ci])
-		}
+		q.ind.add(qp, 0, tx.tok[i], q.indQ)
 		if i >= 1 {
-			c2 := q.codes[(nv+tx.tok[i-1])*m : (nv+tx.tok[i-1])*m+m]
-			for ci, d := range q.perm {
-				qp[d] += float64(float64(q.indQ*indGamma*q.sign[ci]) * c2[ci])
-			}
+			q.ind.add(qp, 1, tx.tok[i-1], float64(q.indQ*indGamma))
 		}
 	}
 	qp[q.sinkDim] += q.sinkQ
