@@ -722,8 +722,17 @@ func TestLoadLlama(t *testing.T) {
 
 func TestLoadURL(t *testing.T) {
 	good := safetensorsOf(t, "tiny")
-	e := &Engine{Fetch: func(url string) ([]byte, error) {
-		if url == "samples/tiny.safetensors" {
+	// Each file fetched is handed back once the Pool is done with it
+	// (in the browser, its ArrayBuffer is forgotten then).
+	handed := 0
+	pool := &Pool{N: 1, MinBytes: 1 << 30, Handed: func(b []byte) {
+		if &b[0] != &good[0] {
+			t.Error("Handed a file that was not fetched")
+		}
+		handed++
+	}}
+	e := &Engine{Pool: pool, Fetch: func(url string) ([]byte, error) {
+		if url == "samples/tiny.safetensors" || url == "models/tiny.bin" {
 			return good, nil
 		}
 		return nil, errors.New("HTTP 404 Not Found")
@@ -743,6 +752,12 @@ func TestLoadURL(t *testing.T) {
 		case tc.want != "" && !strings.Contains(r.Error, tc.want):
 			t.Errorf("%s: error %q, want %q", tc.url, r.Error, tc.want)
 		}
+	}
+	if _, _, err := e.fetchLocal("models/tiny.bin"); err != nil {
+		t.Fatal(err)
+	}
+	if handed != 2 {
+		t.Errorf("Handed %d times for a sample and a model fetched, want 2", handed)
 	}
 }
 

@@ -59,8 +59,9 @@ type Pool struct {
 	// Start starts helper i, whose answers it passes to deliver, from
 	// any goroutine.
 	Start func(i int, deliver func(wire.Response)) (Conn, error)
-	// Handed, when set, is called with each file passed to share once
-	// share is done with it: posted to the helpers, or not shared.
+	// Handed, when set, is called with each file the worker fetched or
+	// was sent once the Pool is done with it: posted to the helpers by
+	// share, found too small to share, or not a sample (keep).
 	Handed func(data []byte)
 
 	mu    sync.Mutex
@@ -135,6 +136,14 @@ func (p *Pool) share(name string, data []byte) {
 		case <-deadline.C:
 			return
 		}
+	}
+}
+
+// keep tells the Pool that the worker keeps data, a file it fetched that
+// is not a sample (a model's checkpoint or tokenizer), to itself.
+func (p *Pool) keep(data []byte) {
+	if p != nil && p.Handed != nil {
+		p.Handed(data)
 	}
 }
 

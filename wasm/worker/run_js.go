@@ -102,7 +102,8 @@ func Run() {
 					buf := make([]byte, u8.Get("length").Int())
 					js.CopyBytesToGo(buf, u8)
 					bufs[name] = buf
-					if name == "file" && f.InstanceOf(js.Global().Get("ArrayBuffer")) {
+					if name == "file" && req.Source != nil && req.Source.Kind == "file" && f.InstanceOf(js.Global().Get("ArrayBuffer")) {
+						// A sample file: shared with the helpers.
 						rememberJSFile(buf, f)
 					}
 				}

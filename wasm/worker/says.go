@@ -188,6 +188,7 @@ func (e *Engine) fetchLocal(u string) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("load %s: %w", u, err)
 	}
+	e.Pool.keep(data)
 	if len(data) == 0 {
 		return nil, "", fmt.Errorf("load %s: the file is empty", u)
 	}
