@@ -38,8 +38,9 @@ var big4k = sync.OnceValues(func() ([]byte, error) {
 	return buf.Bytes(), nil
 })
 
-// load is what the browser's worker does with a fetched sample file
-// (wasm/worker's load): sample.Decode, then core.NewModel.
+// load decodes a fetched sample file whole and makes its model:
+// sample.Decode, then core.NewModel (the worker decodes lazily instead:
+// LazyNewModel below).
 func load(data []byte) error {
 	s, err := sample.Decode("big4k.safetensors", data)
 	if err != nil {
@@ -49,8 +50,9 @@ func load(data []byte) error {
 	return err
 }
 
-// BenchmarkLoadBig4K times the worker's load of the 50 MB F16 big4k
-// sample: Decode then NewModel, and each alone. They run warm: ten untimed
+// BenchmarkLoadBig4K times the load of the 50 MB F16 big4k sample:
+// Decode then NewModel, and each alone; LazyNewModel is the worker's
+// (DecodeLazy, NewModel and the first KV head widened). They run warm: ten untimed
 // loads first (the heap grown, and the code optimised: V8 takes several
 // loads to optimise all of it). First is the load before those, the
 // process's first: the browser's one load of a sample, with the code not
@@ -95,6 +97,25 @@ func BenchmarkLoadBig4K(b *testing.B) {
 			if err := load(data); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("LazyNewModel", func(b *testing.B) {
+		// What the worker does since it widens lazily: DecodeLazy,
+		// NewModel, then the widening of the first KV head, all that
+		// its first head waits for.
+		if err := warm(); err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			s, err := sample.DecodeLazy("big4k.safetensors", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := core.NewModel(s, core.Options{}); err != nil {
+				b.Fatal(err)
+			}
+			s.KHead(0, 0)
 		}
 	})
 	b.Run("Decode", func(b *testing.B) {

@@ -59,20 +59,21 @@ func Read(path string) (*Sample, error) {
 // should a bug make it, the panic comes back as an *Error saying "internal
 // error".
 func Decode(name string, data []byte) (*Sample, error) {
-	return decode(name, bytes.NewReader(data), int64(len(data)), data)
+	return decode(name, bytes.NewReader(data), int64(len(data)), data, false)
 }
 
 // DecodeReaderAt is Decode reading the size bytes of r in place: it reads
 // the header, checks it, then reads each tensor's bytes in chunks, and never
 // reads r whole. Read uses it on the open file.
 func DecodeReaderAt(name string, r io.ReaderAt, size int64) (*Sample, error) {
-	return decode(name, r, size, nil)
+	return decode(name, r, size, nil, false)
 }
 
 // decode is DecodeReaderAt; when the file is in memory, mem holds its size
 // bytes (r reads them), and a safetensors file's tensors are widened
-// straight from it rather than copied into a buffer first.
-func decode(name string, r io.ReaderAt, size int64, mem []byte) (s *Sample, err error) {
+// straight from it rather than copied into a buffer first, or, with lazy,
+// when first read where they can be (DecodeLazy).
+func decode(name string, r io.ReaderAt, size int64, mem []byte, lazy bool) (s *Sample, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s, err = nil, &Error{File: name, Err: fmt.Errorf("internal error (please report): %v", p)}
@@ -88,7 +89,7 @@ func decode(name string, r io.ReaderAt, size int64, mem []byte) (s *Sample, err 
 	}
 	switch detect(name, head[:n]) {
 	case "safetensors":
-		s, err = decodeSafetensors(r, size, mem)
+		s, err = decodeSafetensors(r, size, mem, lazy)
 	case "npz":
 		s, err = decodeNPZ(r, size)
 	case "npy":
@@ -202,8 +203,9 @@ func checkShape(name string, shape []int) (int, error) {
 }
 
 // assemble checks that the tensors fit together, decodes them and returns the
-// sample (not yet validated).
-func assemble(ts []*raw, meta Meta) (*Sample, error) {
+// sample (not yet validated). With lazy, q, k and v are left to be widened
+// one KV head at a time where lazyFits says they can be.
+func assemble(ts []*raw, meta Meta, lazy bool) (*Sample, error) {
 	by := map[string]*raw{}
 	for _, t := range ts {
 		by[t.name] = t
@@ -251,6 +253,12 @@ func assemble(ts []*raw, meta Meta) (*Sample, error) {
 		return nil, fmt.Errorf("the tensors hold %d elements in all, more than MaxElements = %d that a sample may hold (%s of float32)", total, MaxElements, byteCount(4*MaxElements))
 	}
 	names := map[string]string{}
+	if lazy && lazyFits(q, k, v, a) {
+		s.Q, s.K, s.V = make([]float32, q.n), make([]float32, k.n), make([]float32, v.n)
+		s.lazy = newLazy(s, q, k, v)
+		ts = nil
+		names["q"], names["k"], names["v"] = q.dt.name, k.dt.name, v.dt.name
+	}
 	for _, t := range ts {
 		x, err := t.decode()
 		if err != nil {

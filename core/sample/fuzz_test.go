@@ -32,13 +32,31 @@ func addSeeds(f *testing.F, ext string) {
 
 // fuzzDecode checks Decode's contract on arbitrary input: no panic; either an
 // *Error naming the file and no sample, or a sample that passes Validate and
-// survives a write and read back unchanged; and DecodeReaderAt, which reads
-// the data in chunks where Decode widens it in place, gives the same.
+// survives a write and read back unchanged; DecodeReaderAt, which reads
+// the data in chunks where Decode widens it in place, gives the same, and
+// so does DecodeLazy.
 func fuzzDecode(t *testing.T, name string, data []byte) {
 	s, err := Decode(name, data)
 	s2, err2 := DecodeReaderAt(name, bytes.NewReader(data), int64(len(data)))
 	if fmt.Sprint(err) != fmt.Sprint(err2) || !reflect.DeepEqual(s, s2) {
 		t.Fatalf("Decode and DecodeReaderAt differ: errors %v and %v", err, err2)
+	}
+	// DecodeLazy: the same error, or the same maxima before anything is
+	// widened and the same sample once it all is.
+	lz, errL := DecodeLazy(name, data)
+	if fmt.Sprint(err) != fmt.Sprint(errL) {
+		t.Fatalf("Decode and DecodeLazy differ: errors %v and %v", err, errL)
+	}
+	if err == nil {
+		mx, _ := s.ValidateMaxima()
+		if mxL, err := lz.ValidateMaxima(); err != nil || !reflect.DeepEqual(mx, mxL) {
+			t.Fatalf("DecodeLazy's maxima %v (%v), want %v", mxL, err, mx)
+		}
+		lz.Widen()
+		lz.lazy = nil
+		if !reflect.DeepEqual(lz, s) {
+			t.Fatal("Decode and DecodeLazy differ once widened")
+		}
 	}
 	if err != nil {
 		var e *Error

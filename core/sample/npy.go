@@ -266,7 +266,7 @@ func decodeNPY(r io.ReaderAt, size int64) (*Sample, error) {
 	}
 	sec := io.NewSectionReader(r, int64(h.size), size-int64(h.size))
 	t.open = func() (io.ReadCloser, error) { return io.NopCloser(sec), nil }
-	return assemble([]*raw{t}, Meta{})
+	return assemble([]*raw{t}, Meta{}, false)
 }
 
 // npyRaw checks the header's shape against an array of total bytes.

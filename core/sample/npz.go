@@ -40,7 +40,7 @@ func decodeNPZ(r io.ReaderAt, size int64) (*Sample, error) {
 	if len(ts) == 0 {
 		return nil, errors.New("npz: no arrays: want q.npy, k.npy, v.npy and/or attn.npy")
 	}
-	return assemble(ts, Meta{})
+	return assemble(ts, Meta{}, false)
 }
 
 // npzMember checks one member of an .npz file of size total and reads its

@@ -22,7 +22,7 @@ const MaxHeader = safetensors.MaxHeader
 // needs them before its size and offsets are checked. Only the header is
 // read here; each tensor's open reads its bytes. When the file is in
 // memory, mem holds its size bytes and each tensor keeps its own (raw.mem).
-func decodeSafetensors(r io.ReaderAt, size int64, mem []byte) (*Sample, error) {
+func decodeSafetensors(r io.ReaderAt, size int64, mem []byte, lazy bool) (*Sample, error) {
 	elems := map[string]int{}
 	check := func(name, dt string, shape []int) error {
 		if !knownTensor(name) {
@@ -66,7 +66,7 @@ func decodeSafetensors(r io.ReaderAt, size int64, mem []byte) (*Sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	return assemble(ts, m)
+	return assemble(ts, m, lazy)
 }
 
 // stDTypes are the safetensors dtypes a sample may hold.

@@ -48,6 +48,8 @@ type Sample struct {
 	// "attn=F32 k=F16 q=F16 v=F16" when they differ. It is empty for a sample
 	// made in memory, is only informational, and is not written back.
 	SourceDType string
+
+	lazy *lazyQKV // what DecodeLazy left to widen; nil: nothing
 }
 
 // Meta is the sample's __metadata__ (HAE-OLS.md §6), decoded.
@@ -116,20 +118,28 @@ func (s *Sample) Group() int { return s.H / s.KVHeads() }
 // KVHeadOf returns the KV head that query head h uses.
 func (s *Sample) KVHeadOf(h int) int { return h / s.Group() }
 
-// QHead returns the [N, D] queries of query head h in layer l (a view).
+// QHead returns the [N, D] queries of query head h in layer l (a view;
+// widened first in a lazy sample, see DecodeLazy).
 func (s *Sample) QHead(l, h int) []float32 {
+	if s.lazy != nil {
+		s.widen(l, h/(s.H/s.HKV))
+	}
 	o := ((l*s.H + h) * s.N) * s.D
 	return s.Q[o : o+s.N*s.D]
 }
 
-// KHead returns the [N, D] keys of KV head kv in layer l (a view).
+// KHead returns the [N, D] keys of KV head kv in layer l (a view; widened
+// first in a lazy sample).
 func (s *Sample) KHead(l, kv int) []float32 {
+	s.widen(l, kv)
 	o := ((l*s.HKV + kv) * s.N) * s.D
 	return s.K[o : o+s.N*s.D]
 }
 
-// VHead returns the [N, D] values of KV head kv in layer l (a view).
+// VHead returns the [N, D] values of KV head kv in layer l (a view;
+// widened first in a lazy sample).
 func (s *Sample) VHead(l, kv int) []float32 {
+	s.widen(l, kv)
 	o := ((l*s.HKV + kv) * s.N) * s.D
 	return s.V[o : o+s.N*s.D]
 }
@@ -224,6 +234,12 @@ func (s *Sample) ValidateMaxima() (*Maxima, error) {
 	}
 	if err := s.validateMeta(); err != nil {
 		return nil, err
+	}
+	if s.lazy != nil {
+		if mx := s.lazy.maxima(s); mx != nil {
+			return mx, nil
+		}
+		s.Widen() // a value is not finite: the check below names it
 	}
 	if hasQ {
 		// Sized now that the tensors are known to hold N x D per head.

@@ -9,3 +9,6 @@ var vecWidth = 0
 
 // maxMagVec takes nothing: the portable loop does it all.
 func maxMagVec(x []float32) (uint32, int) { return 0, 0 }
+
+// maxMag16Vec takes nothing: the portable loop does it all.
+func maxMag16Vec(b []byte) (uint16, int) { return 0, 0 }

@@ -31,3 +31,24 @@ func maxMagVec(x []float32) (uint32, int) {
 	m0.Max(m1).StoreArray(&l)
 	return max(l[0], l[1], l[2], l[3]), n
 }
+
+// maxMag16Vec returns the largest of the little-endian 16-bit values of
+// b[:len(b)&^31] without their top bit (0 for none) and that count of
+// bytes.
+func maxMag16Vec(b []byte) (uint16, int) {
+	n := len(b) &^ 31
+	if n == 0 || vecWidth == 0 {
+		return 0, 0
+	}
+	_ = b[n-1]
+	p := unsafe.Pointer(&b[0])
+	mask := archsimd.BroadcastUint16x8(0x7fff)
+	var m0, m1 archsimd.Uint16x8
+	for i := 0; i < n; i += 32 {
+		m0 = m0.Max(archsimd.LoadUint16x8Array((*[8]uint16)(unsafe.Add(p, i))).And(mask))
+		m1 = m1.Max(archsimd.LoadUint16x8Array((*[8]uint16)(unsafe.Add(p, i+16))).And(mask))
+	}
+	var l [8]uint16
+	m0.Max(m1).StoreArray(&l)
+	return max(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]), n
+}

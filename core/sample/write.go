@@ -39,6 +39,7 @@ func WriteSafetensors(w io.Writer, s *Sample, dtype string) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	s.Widen()
 	ts := writeTensors(s)
 	for _, t := range ts {
 		if i := firstOverflow(t.x, dt); i >= 0 {

@@ -371,7 +371,10 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		progress(0.5)
 		e.Pool.share(name, data)
 		shared = true
-		if s, err = sample.Decode(name, data); err != nil {
+		// Lazily: each KV head is widened when an analysis first asks
+		// for it, so the first head waits for its own KV head only and
+		// each helper widens the KV heads it analyses.
+		if s, err = sample.DecodeLazy(name, data); err != nil {
 			return err
 		}
 	case "file":
@@ -382,7 +385,7 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 		}
 		e.Pool.share(name, data)
 		shared = true
-		if s, err = sample.Decode(name, data); err != nil {
+		if s, err = sample.DecodeLazy(name, data); err != nil {
 			return err
 		}
 	case "llama":

@@ -267,16 +267,17 @@ func newBrowser(t testing.TB, gpuOpt chromedp.ExecAllocatorOption) *Browser {
 	if v := os.Getenv("HAEOLS_JS_FLAGS"); v != "" {
 		opts = append(opts, chromedp.Flag("js-flags", v))
 	}
-	// HAEOLS_CHROME_LOG names a file for Chromium's output (with
-	// HAEOLS_JS_FLAGS=--trace-wasm-compilation-times: which wasm functions
-	// V8 compiled, with which tier, and how long it took).
+	// HAEOLS_CHROME_LOG names a file for Chromium's output: the console
+	// messages of the pages and their workers, and with
+	// HAEOLS_JS_FLAGS=--trace-wasm-compilation-times which wasm functions
+	// V8 compiled, with which tier, and how long it took.
 	if v := os.Getenv("HAEOLS_CHROME_LOG"); v != "" {
 		f, err := os.Create(v)
 		if err != nil {
 			t.Fatalf("HAEOLS_CHROME_LOG: %v", err)
 		}
 		t.Cleanup(func() { f.Close() })
-		opts = append(opts, chromedp.CombinedOutput(f))
+		opts = append(opts, chromedp.CombinedOutput(f), chromedp.Flag("enable-logging", "stderr"), chromedp.Flag("v", "0"))
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
