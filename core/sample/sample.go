@@ -4,7 +4,9 @@
 //
 // Read and Decode take safetensors (F32, F16, BF16 or F64), .npz and .npy;
 // they check every size a header claims before allocating, never panic on
-// hostile input, and return only samples that pass Validate. WriteSafetensors
+// hostile input, and return only samples that pass Validate. DecodeLazy
+// checks a file as Decode does but widens a 16-bit safetensors file's q, k
+// and v one KV head at a time, when first read. WriteSafetensors
 // and WriteFile write safetensors (F32, F16 or BF16), deterministically.
 // Summary describes a sample for people. Every error is an *Error naming the
 // file, the tensor or metadata key, and the problem.
