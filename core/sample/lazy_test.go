@@ -146,13 +146,7 @@ func TestMaxMag16Paths(t *testing.T) {
 		}
 		return m
 	}
-	widths := []int{0}
-	if vecWidth != 0 {
-		widths = []int{vecWidth, 0}
-	}
-	defer func(w int) { vecWidth = w }(vecWidth)
-	for _, w := range widths {
-		vecWidth = w
+	eachPath(func(w int) {
 		if got, want := maxMag16(b), ref(b); got != want {
 			t.Fatalf("vector width %d: maxMag16 of all = %#04x, want %#04x", w, got, want)
 		}
@@ -163,5 +157,5 @@ func TestMaxMag16Paths(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }

@@ -48,13 +48,7 @@ func refFirstNonFinite(x []float32) int {
 // patterns, and on the whole of them.
 func TestMaxMagPaths(t *testing.T) {
 	x := scanPatterns()
-	widths := []int{0}
-	if vecWidth != 0 {
-		widths = []int{vecWidth, 0}
-	}
-	defer func(w int) { vecWidth = w }(vecWidth)
-	for _, w := range widths {
-		vecWidth = w
+	eachPath(func(w int) {
 		if got, want := MaxMag(x), refMaxMag(x); got != want {
 			t.Fatalf("vector width %d: MaxMag of all = %#08x, want %#08x", w, got, want)
 		}
@@ -65,6 +59,20 @@ func TestMaxMagPaths(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// eachPath runs f with the vector loops at their width (where the build
+// has them) and then with the portable loops (width 0).
+func eachPath(f func(w int)) {
+	widths := []int{0}
+	if vecWidth != 0 {
+		widths = []int{vecWidth, 0}
+	}
+	defer func(w int) { vecWidth = w }(vecWidth)
+	for _, w := range widths {
+		vecWidth = w
+		f(w)
 	}
 }
 
@@ -79,15 +87,9 @@ func TestFirstNonFinitePaths(t *testing.T) {
 		}
 	}
 	x := append(append([]float32(nil), finite...), finite[:2*scanBlock+13]...)
-	widths := []int{0}
-	if vecWidth != 0 {
-		widths = []int{vecWidth, 0}
-	}
-	defer func(w int) { vecWidth = w }(vecWidth)
 	bad := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xff800001)}
 	places := []int{0, 1, 7, 8, 9, scanBlock - 1, scanBlock, scanBlock + 5, 2 * scanBlock, len(x) - 9, len(x) - 1}
-	for _, w := range widths {
-		vecWidth = w
+	eachPath(func(w int) {
 		if got := FirstNonFinite(x); got != -1 {
 			t.Fatalf("vector width %d: FirstNonFinite of finite values = %d, want -1", w, got)
 		}
@@ -104,7 +106,7 @@ func TestFirstNonFinitePaths(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestHeadMaxima checks headMaxima against refMaxMag per part and
