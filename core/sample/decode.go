@@ -322,12 +322,8 @@ const chunk = 64 << 10
 func (t *raw) decode() ([]float32, error) {
 	if t.mem != nil && len(t.mem) == t.n*t.dt.size {
 		x := make([]float32, t.n)
-		per := chunk / t.dt.size
-		for off := 0; off < t.n; off += per {
-			m := min(per, t.n-off)
-			if err := t.convert(x[off:off+m], t.mem[off*t.dt.size:(off+m)*t.dt.size], off); err != nil {
-				return nil, err
-			}
+		if err := t.widenInto(x, 0); err != nil {
+			return nil, err
 		}
 		return x, nil
 	}

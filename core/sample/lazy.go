@@ -93,9 +93,10 @@ func (s *Sample) widen(l, kv int) {
 		z.mu.Unlock()
 		per, hd := s.H/s.HKV, s.N*s.D
 		qo := (l*s.H + kv*per) * hd
-		q.widenInto(s.Q[qo:qo+per*hd], qo)
-		k.widenInto(s.K[g*hd:(g+1)*hd], g*hd)
-		v.widenInto(s.V[g*hd:(g+1)*hd], g*hd)
+		// convert fails only for F64, which is never lazy.
+		_ = q.widenInto(s.Q[qo:qo+per*hd], qo)
+		_ = k.widenInto(s.K[g*hd:(g+1)*hd], g*hd)
+		_ = v.widenInto(s.V[g*hd:(g+1)*hd], g*hd)
 		z.mu.Lock()
 		defer z.mu.Unlock()
 		if z.left--; z.left == 0 {
@@ -104,16 +105,19 @@ func (s *Sample) widen(l, kv int) {
 	})
 }
 
-// widenInto widens the len(dst) elements of t from flat index off into
-// dst, a chunk at a time (as decode does).
-func (t *raw) widenInto(dst []float32, off int) {
+// widenInto widens the len(dst) elements of t's in-memory bytes (mem)
+// from flat index off into dst, a chunk at a time: many short calls,
+// which V8 optimises early (see FirstNonFinite).
+func (t *raw) widenInto(dst []float32, off int) error {
 	per := chunk / t.dt.size
 	for i := 0; i < len(dst); i += per {
 		m := min(per, len(dst)-i)
 		b := (off + i) * t.dt.size
-		// convert fails only for F64, which is never lazy.
-		_ = t.convert(dst[i:i+m], t.mem[b:b+m*t.dt.size], off+i)
+		if err := t.convert(dst[i:i+m], t.mem[b:b+m*t.dt.size], off+i); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // maxima returns the largest magnitude of each head of a lazy sample,
