@@ -13,7 +13,8 @@ import (
 // SSE2; in wasm built with GOEXPERIMENT=simd in the two-lane archsimd loops
 // of simd.go (SIMD128). reflectRows has fused kernels that keep a strip of
 // its sums in registers over all the rows: AVX2 assembly, and in wasm
-// reflectRowsV2. The same multiplies and adds, the same bits.
+// SIMD128 assembly (reflectRowsV2, simd_wasm.s). The same multiplies and
+// adds, the same bits.
 
 // axpy sets dst += alpha*x elementwise over len(dst) elements.
 func axpy(dst []float64, alpha float64, x []float64) {

@@ -23,6 +23,13 @@ func availAMD64() []int {
 	return nil
 }
 
+// reflectRowsV2 does no columns on amd64, where the AVX assembly reflects
+// (reflectRowsVec): with the two-lane loops (tests) reflectRows runs axpy4
+// and ger4.
+func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, stride int) int {
+	return 0
+}
+
 // hasVec4 says that this build has the four-lane archsimd loops below
 // (colMaxAbsV4, scaleColsV4), which run where the AVX assembly does
 // (useAsm and useAVX: a CPU with AVX2).
