@@ -270,9 +270,10 @@ func newBrowser(t testing.TB, gpuOpt chromedp.ExecAllocatorOption) *Browser {
 	// HAEOLS_CHROME_LOG names a file for Chromium's output: the console
 	// messages of the pages and their workers, and with
 	// HAEOLS_JS_FLAGS=--trace-wasm-compilation-times which wasm functions
-	// V8 compiled, with which tier, and how long it took.
+	// V8 compiled, with which tier, and how long it took. Each browser of
+	// a test appends to it.
 	if v := os.Getenv("HAEOLS_CHROME_LOG"); v != "" {
-		f, err := os.Create(v)
+		f, err := os.OpenFile(v, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			t.Fatalf("HAEOLS_CHROME_LOG: %v", err)
 		}
