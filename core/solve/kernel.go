@@ -169,7 +169,7 @@ func ger4(s []float64, a0, a1, a2, a3 float64, x0, x1, x2, x3 []float64) {
 func reflectRows(head []float64, v []float64, tau float64, rows []float64, stride int, s []float64) {
 	done := 0
 	switch {
-	case vecLanes > 0 && len(v) > 0 && len(head) >= 2:
+	case vecLanes > 0 && len(v) > 0 && len(head) > 0:
 		_ = rows[(len(v)-1)*stride+len(head)-1] // every row is in bounds
 		done = reflectRowsV2(head, v, tau, rows, stride)
 	case useAsm && vecLanes == 0:

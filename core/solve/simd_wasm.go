@@ -9,14 +9,14 @@ var (
 	vecLanes = 2
 )
 
-// reflectRowsV2 is reflectRows over the first len(head)&^1 columns in the
-// SIMD128 assembly (reflectW: strips of 16, then 8, then 2 columns whose
-// sums stay in registers over all the rows, where axpy4 and ger4 pass them
-// through memory four rows at a time), each lane the Go loops' multiplies
-// and adds in their order. It returns the count of columns done; the
-// caller has checked that every row is in bounds.
+// reflectRowsV2 is reflectRows over all the columns in the SIMD128
+// assembly (reflectW: strips of 16, then 8, then 2 columns, then an odd
+// last one, whose sums stay in registers over all the rows, where axpy4
+// and ger4 pass them through memory four rows at a time), each lane the Go
+// loops' multiplies and adds in their order. It returns the count of
+// columns done; the caller has checked that every row is in bounds.
 func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, stride int) int {
-	n := len(head) &^ 1
+	n := len(head)
 	if n == 0 || len(v) == 0 {
 		return 0
 	}

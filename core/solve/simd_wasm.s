@@ -28,6 +28,10 @@
 // UPDATE stores x + a*s at address r plus off, x the 2 float64s there.
 #define UPDATE(r, off, a, s) Get r; I32WrapI64; I32Const $off; I32Add; Get r; I32WrapI64; V128Load $off; Get a; Get s; F64x2Mul; F64x2Add; V128Store $0
 
+// UPDATE1 stores x + a*s at address r, x the float64 there (in both lanes
+// of a splat; lane 0 of the sum stored).
+#define UPDATE1(r, a, s) Get r; I32WrapI64; Get r; I32WrapI64; F64Load $0; F64x2Splat; Get a; Get s; F64x2Mul; F64x2Add; F64x2ExtractLane $0, $0; F64Store $0
+
 // ADDI adds the constant c to register r.
 #define ADDI(r, c) Get r; I64Const $c; I64Add; Set r
 
@@ -50,9 +54,9 @@
 
 // func reflectW(head *float64, n int, v *float64, nv int, tau float64, rows *float64, stride int)
 //
-// reflectRows over the first n columns (a multiple of 2) and nv >= 1 rows
-// (row r at rows + r*stride float64s), in strips of 16, then 8, then 2
-// columns whose sums s stay in registers over all the rows: s = head +
+// reflectRows over n columns and nv >= 1 rows (row r at rows + r*stride
+// float64s), in strips of 16, then 8, then 2 columns, then an odd last
+// one, whose sums s stay in registers over all the rows: s = head +
 // v[0]*row0 + v[1]*row1 + ... in the order of the rows, head += (-tau)*s,
 // then row r += (-(tau*v[r]))*s.
 TEXT ·reflectW(SB), NOSPLIT, $0-56
@@ -175,7 +179,8 @@ upd8:
 strip2:
 	Loop
 		Get R1
-		I64Eqz
+		I64Const $2
+		I64LtS
 		BrIf $1
 		LOAD(R0, 0, V0)
 		ROWS
@@ -200,5 +205,39 @@ upd2:
 		NEXTSTRIP(2, 16)
 		Br strip2
 	End
+	End
+
+	// An odd last column: the same operations in both lanes of a splat,
+	// lane 0 stored.
+	Get R1
+	I64Eqz
+	I32Eqz
+	If
+		SPLAT(R0, V0)
+		ROWS
+sum1:
+		Loop
+			SPLAT(R9, V12)
+			SPLAT(R8, V13)
+			Get V12
+			Get V13
+			F64x2Mul
+			Get V0
+			F64x2Add
+			Set V0
+			ADDR(R8, R5)
+			ADDI(R9, 8)
+			LOOPDEC(R10, sum1)
+		End
+		UPDATE1(R0, V14, V0)
+		ROWS
+upd1:
+		Loop
+			COEF
+			UPDATE1(R8, V12, V0)
+			ADDR(R8, R5)
+			ADDI(R9, 8)
+			LOOPDEC(R10, upd1)
+		End
 	End
 	RET
