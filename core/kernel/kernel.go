@@ -253,7 +253,8 @@ func AxpyWiden(dst []float64, w float64, x []float32) {
 // ..., len(w)-1 in turn and c < len(dst): AxpyWiden(dst, w[t],
 // x[idx[t]*ld:]) for each t, the same bits, with the sums of a strip of
 // columns kept in registers over all the rows (with AVX2, 32, 16 and 4
-// lanes; elsewhere 4 scalars). len(idx) >= len(w).
+// lanes; in wasm, SIMD128 assembly, 16 and 4; elsewhere 4 scalars).
+// len(idx) >= len(w).
 func AxpyWidenRows(dst []float64, w []float64, idx []int32, x []float32, ld int) {
 	n := len(dst)
 	if n == 0 || len(w) == 0 {
@@ -265,7 +266,7 @@ func AxpyWidenRows(dst []float64, w []float64, idx []int32, x []float32, ld int)
 	}
 	c := 0
 	switch {
-	case vecLanes == 8 && n >= 4:
+	case (vecLanes == 8 || wideWiden && vecLanes == 4) && n >= 4:
 		c = widenRowsT8(dst, w, idx, x, ld)
 	case useAsm && vecLanes == 0 && n >= 4:
 		c = n &^ 3

@@ -254,6 +254,10 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 // and the 4-lane path keeps 4 (see simd_wasm.go).
 const wideKeys = false
 
+// wideWiden is false: AxpyWidenRows runs widenRowsT8 with 8 lanes only
+// (see simd_wasm.go).
+const wideWiden = false
+
 // wideAxpy is false: with 8 lanes the weighted sums run axpyT8 anyway, and
 // with 4 the 4-lane ones (see simd_wasm.go).
 const wideAxpy = false

@@ -75,6 +75,10 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 // wideKeys is false: there are no vector logits kernels (see simd_wasm.go).
 const wideKeys = false
 
+// wideWiden is false: AxpyWidenRows runs widenRowsT8 with 8 lanes only
+// (see simd_wasm.go).
+const wideWiden = false
+
 // wideAxpy is false: there are no vector weighted sums (see simd_wasm.go).
 const wideAxpy = false
 

@@ -138,10 +138,22 @@ func maxT8(x []float32) (float32, bool) {
 	panic("kernel: no 8-lane kernels in wasm")
 }
 
-// widenRowsT8 is never called here: vecLanes is not 8.
+// wideWiden says that AxpyWidenRows runs widenRowsT8 although vecLanes is
+// 4: here it is the SIMD128 assembly of simd_wasm.s.
+const wideWiden = true
+
+// widenRowsT8 is AxpyWidenRows over the first len(dst)&^3 columns in the
+// SIMD128 assembly (widenW: strips of 16, then 4 columns whose float64
+// sums stay in registers over all the rows). It returns the count of
+// columns done; the caller has checked the bounds.
 func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
-	panic("kernel: no 8-lane kernels in this build")
+	n := len(dst) &^ 3
+	widenW(&dst[0], n, &w[0], &idx[0], len(w), &x[0], ld)
+	return n
 }
+
+//go:noescape
+func widenW(dst *float64, n4 int, w *float64, idx *int32, nt int, x *float32, ld int)
 
 // expT8 is never called here: vecLanes is not 8.
 func expT8(dst, src []float32, mx float32) int {

@@ -485,3 +485,128 @@ cols:
 		LOOPDEC(R3, cols)
 	End
 	RET
+
+// DLOAD sets v to the 2 float64s at address r plus off.
+#define DLOAD(r, off, v) Get r; I32WrapI64; V128Load $off; Set v
+
+// WSUM sets s = a*x + s, x the 2 float32s at address r plus off widened to
+// float64 (loaded as an i64 and splat: the assembler writes no memory
+// operand for v128.load64_zero).
+#define WSUM(r, off, a, s) Get r; I32WrapI64; I64Load $off; I64x2Splat; F64x2PromoteLowF32x4; Get a; F64x2Mul; Get s; F64x2Add; Set s
+
+// WROW sets R8 to row idx[t] of x (R5 + idx[t]*R6, idx[t] read at R10) and
+// V12 to w[t] in both lanes (w[t] at R9).
+#define WROW \
+	Get R10; I32WrapI64; I64Load32S $0; Get R6; I64Mul; Get R5; I64Add; Set R8; \
+	Get R9; I32WrapI64; F64Load $0; F64x2Splat; Set V12
+
+// WNEXT moves w (R9) and idx (R10) on by one row.
+#define WNEXT ADDI(R9, 8); ADDI(R10, 4)
+
+// func widenW(dst *float64, n4 int, w *float64, idx *int32, nt int, x *float32, ld int)
+//
+// AxpyWidenRows over the first n4 columns of dst (a multiple of 4, > 0):
+// dst[c] += w[t]*float64(x[idx[t]*ld+c]) for t < nt (> 0) in turn, in
+// strips of 16, then 4 columns whose float64 sums stay in registers over
+// all the rows (f64x2.promote_low_f32x4 of two float32s at a time, then the
+// product and the sum, each rounded as the Go loop rounds it).
+TEXT ·widenW(SB), NOSPLIT, $0-56
+	MOVD dst+0(FP), R0
+	MOVD n4+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD idx+24(FP), R3
+	MOVD nt+32(FP), R4
+	MOVD x+40(FP), R5
+	MOVD ld+48(FP), R6
+	Get R6
+	I64Const $2
+	I64Shl
+	Set R6 // row stride of x in bytes
+
+	Block
+wide16:
+	Loop
+		Get R1
+		I64Const $16
+		I64LtS
+		BrIf $1
+		DLOAD(R0, 0, V0)
+		DLOAD(R0, 16, V1)
+		DLOAD(R0, 32, V2)
+		DLOAD(R0, 48, V3)
+		DLOAD(R0, 64, V4)
+		DLOAD(R0, 80, V5)
+		DLOAD(R0, 96, V6)
+		DLOAD(R0, 112, V7)
+		Get R2
+		Set R9
+		Get R3
+		Set R10
+		Get R4
+		Set R11
+rows16:
+		Loop
+			WROW
+			WSUM(R8, 0, V12, V0)
+			WSUM(R8, 8, V12, V1)
+			WSUM(R8, 16, V12, V2)
+			WSUM(R8, 24, V12, V3)
+			WSUM(R8, 32, V12, V4)
+			WSUM(R8, 40, V12, V5)
+			WSUM(R8, 48, V12, V6)
+			WSUM(R8, 56, V12, V7)
+			WNEXT
+			LOOPDEC(R11, rows16)
+		End
+		STORE(R0, 0, V0)
+		STORE(R0, 16, V1)
+		STORE(R0, 32, V2)
+		STORE(R0, 48, V3)
+		STORE(R0, 64, V4)
+		STORE(R0, 80, V5)
+		STORE(R0, 96, V6)
+		STORE(R0, 112, V7)
+		ADDI(R0, 128)
+		ADDI(R5, 64)
+		Get R1
+		I64Const $16
+		I64Sub
+		Set R1
+		Br wide16
+	End
+	End
+
+	Block
+wide4:
+	Loop
+		Get R1
+		I64Eqz
+		BrIf $1
+		DLOAD(R0, 0, V0)
+		DLOAD(R0, 16, V1)
+		Get R2
+		Set R9
+		Get R3
+		Set R10
+		Get R4
+		Set R11
+rows4:
+		Loop
+			WROW
+			WSUM(R8, 0, V12, V0)
+			WSUM(R8, 8, V12, V1)
+			WNEXT
+			LOOPDEC(R11, rows4)
+		End
+		STORE(R0, 0, V0)
+		STORE(R0, 16, V1)
+		ADDI(R0, 32)
+		ADDI(R5, 16)
+		Get R1
+		I64Const $4
+		I64Sub
+		Set R1
+		Br wide4
+	End
+	End
+	RET

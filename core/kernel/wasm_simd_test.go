@@ -30,6 +30,12 @@ func TestWasmKernelsSIMD(t *testing.T) {
 			}
 		}
 	}
+	// The widening weighted sums: float64 lanes.
+	if f, ok := funcs[pkg+"widenW"]; !ok {
+		t.Errorf("no function %s", pkg+"widenW")
+	} else if f.SIMD[wasmcode.F64x2Mul] == 0 || f.SIMD[wasmcode.F64x2Add] == 0 {
+		t.Errorf("%s has no f64x2.mul or f64x2.add", f.Name)
+	}
 	// The panel packing: a v128 store per column.
 	if f, ok := funcs[pkg+"pack4W"]; !ok {
 		t.Errorf("no function %s", pkg+"pack4W")
