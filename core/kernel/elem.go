@@ -21,7 +21,7 @@ func ExpShift(dst, src []float32, mx float32) float32 {
 	switch {
 	case vecLanes > 0:
 		for len(dst)-j >= 4 {
-			j += expShiftT4(dst[j:], src[j:], mx, &s)
+			j += expShiftVec(dst[j:], src[j:], mx, &s)
 			if len(dst)-j >= 4 { // a group with an argument out of the fast range
 				s = expShiftGo(dst[j:j+4], src[j:j+4], mx, s)
 				j += 4
@@ -51,7 +51,7 @@ func ExpShiftTo(dst, src []float32, mx float32) {
 	src = src[:len(dst)]
 	j := 0
 	for len(dst)-j >= 4 {
-		if vecLanes == 8 {
+		if vecLanes == 8 || asmExp {
 			j += expT8(dst[j:], src[j:], mx)
 		}
 		j += expT4(dst[j:], src[j:], mx)

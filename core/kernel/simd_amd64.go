@@ -254,6 +254,15 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 // and the 4-lane path keeps 4 (see simd_wasm.go).
 const wideKeys = false
 
+// asmExp is false: the exponentials run expT8 with 8 lanes only (see
+// simd_wasm.go).
+const asmExp = false
+
+// expShiftVec is expShiftT4 (simd_wasm.go has an assembly one).
+func expShiftVec(dst, src []float32, mx float32, sum *float32) int {
+	return expShiftT4(dst, src, mx, sum)
+}
+
 // wideWiden is false: AxpyWidenRows runs widenRowsT8 with 8 lanes only
 // (see simd_wasm.go).
 const wideWiden = false

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -155,9 +156,44 @@ func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) i
 //go:noescape
 func widenW(dst *float64, n4 int, w *float64, idx *int32, nt int, x *float32, ld int)
 
-// expT8 is never called here: vecLanes is not 8.
+// asmExp says that the exponentials run the SIMD128 assembly of
+// simd_wasm.s (expW) in place of the archsimd loops: expT8 in ExpShiftTo
+// although vecLanes is 4, and expShiftVec in ExpShift.
+const asmExp = true
+
+// expConsts are expW's constants, each in four lanes: those of expT4, in
+// the order expW reads them.
+var expConsts = func() (k [14][4]float32) {
+	for i, c := range []float32{expFastMin, expFastMax, log2e, magic, ln2Hi, ln2Lo,
+		1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1,
+		1, math.Float32frombits(0x4b400000 - 127)} {
+		k[i] = [4]float32{c, c, c, c}
+	}
+	return k
+}()
+
+//go:noescape
+func expW(dst, src *float32, n4 int, mx float32, sum *float32, k *[14][4]float32) int
+
+// expT8 is expT4 in the SIMD128 assembly (expW): dst[j] = Exp32(src[j]-mx)
+// four at a time while all four arguments are in the fast range; it
+// returns the count done.
 func expT8(dst, src []float32, mx float32) int {
-	panic("kernel: no 8-lane kernels in this build")
+	n := len(dst) &^ 3
+	if n == 0 {
+		return 0
+	}
+	return expW(&dst[0], &src[:n][0], n, mx, nil, &expConsts)
+}
+
+// expShiftVec is expShiftT4 in the SIMD128 assembly (expW), the sum added
+// to in index order.
+func expShiftVec(dst, src []float32, mx float32, sum *float32) int {
+	n := len(dst) &^ 3
+	if n == 0 {
+		return 0
+	}
+	return expW(&dst[0], &src[:n][0], n, mx, sum, &expConsts)
 }
 
 func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {

@@ -610,3 +610,180 @@ rows4:
 	End
 	End
 	RET
+
+// KV pushes the constant vector i of expW's table (at R5).
+#define KV(i) Get R5; I32WrapI64; V128Load $(16*i)
+
+// func expW(dst, src *float32, n4 int, mx float32, sum *float32, k *[14][4]float32) int
+//
+// expT4 in SIMD128 by hand: dst[j] = Exp32(src[j]-mx), four at a time for
+// j < n4 (a multiple of 4) while all four arguments are in [expFastMin,
+// expFastMax], the operations of expFast in its order, one element per
+// lane; with sum != nil each result is also added to *sum in index order
+// (expShiftT4). k holds the constants, each in four lanes: expFastMin,
+// expFastMax, log2e, magic, ln2Hi, ln2Lo, the polynomial's c0..c5, 1 and
+// the bits of magic less 127. It returns the count done.
+TEXT ·expW(SB), NOSPLIT, $0-56
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD n4+16(FP), R2
+	F32Load mx+24(FP)
+	F32x4Splat
+	Set V15
+	MOVD sum+32(FP), R3
+	MOVD k+40(FP), R5
+	KV(0)
+	Set V14 // expFastMin
+	KV(1)
+	Set V13 // expFastMax
+	KV(2)
+	Set V12 // log2e
+	KV(3)
+	Set V11 // magic
+	KV(4)
+	Set V10 // ln2Hi
+	KV(5)
+	Set V9 // ln2Lo
+	KV(12)
+	Set V8 // 1
+	KV(13)
+	Set V7 // bits of magic - 127
+	I64Const $0
+	Set R4 // done
+	Get R3
+	I64Eqz
+	I32Eqz
+	If
+		Get R3
+		I32WrapI64
+		F32Load $0
+		Set F0 // the sum
+	End
+
+	Block
+exps:
+	Loop
+		Get R2
+		I64Eqz
+		BrIf $1
+		// a = src - mx, all four in the fast range
+		Get R1
+		I32WrapI64
+		V128Load $0
+		Get V15
+		F32x4Sub
+		Set V0
+		Get V0
+		Get V14
+		F32x4Ge
+		Get V0
+		Get V13
+		F32x4Le
+		V128And
+		I32x4AllTrue
+		I32Eqz
+		BrIf $1
+		// t = a*log2e + magic, nf = t - magic
+		Get V0
+		Get V12
+		F32x4Mul
+		Get V11
+		F32x4Add
+		Tee V1
+		Get V11
+		F32x4Sub
+		Set V2
+		// r = (a - nf*ln2Hi) - nf*ln2Lo
+		Get V0
+		Get V2
+		Get V10
+		F32x4Mul
+		F32x4Sub
+		Get V2
+		Get V9
+		F32x4Mul
+		F32x4Sub
+		Set V3
+		// p = ((((c0*r + c1)*r + c2)*r + c3)*r + c4)*r + c5
+		KV(6)
+		Get V3
+		F32x4Mul
+		KV(7)
+		F32x4Add
+		Get V3
+		F32x4Mul
+		KV(8)
+		F32x4Add
+		Get V3
+		F32x4Mul
+		KV(9)
+		F32x4Add
+		Get V3
+		F32x4Mul
+		KV(10)
+		F32x4Add
+		Get V3
+		F32x4Mul
+		KV(11)
+		F32x4Add
+		// y = (p*(r*r) + r) + 1, e = y * 2^n
+		Get V3
+		Get V3
+		F32x4Mul
+		F32x4Mul
+		Get V3
+		F32x4Add
+		Get V8
+		F32x4Add
+		Get V1
+		Get V7
+		I32x4Sub
+		I32Const $23
+		I32x4Shl
+		F32x4Mul
+		Set V4
+		Get R0
+		I32WrapI64
+		Get V4
+		V128Store $0
+		Get R3
+		I64Eqz
+		I32Eqz
+		If
+			Get F0
+			Get V4
+			F32x4ExtractLane $0, $0
+			F32Add
+			Get V4
+			F32x4ExtractLane $1, $1
+			F32Add
+			Get V4
+			F32x4ExtractLane $2, $2
+			F32Add
+			Get V4
+			F32x4ExtractLane $3, $3
+			F32Add
+			Set F0
+		End
+		ADDI(R0, 16)
+		ADDI(R1, 16)
+		ADDI(R4, 4)
+		Get R2
+		I64Const $4
+		I64Sub
+		Set R2
+		Br exps
+	End
+	End
+
+	Get R3
+	I64Eqz
+	I32Eqz
+	If
+		Get R3
+		I32WrapI64
+		Get F0
+		F32Store $0
+	End
+	MOVD R4, ret+48(FP)
+	RET
