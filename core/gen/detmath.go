@@ -21,7 +21,11 @@ import (
 // xmath.Exp and xmath.Log, so it is bit-identical everywhere (rand.NormFloat64's
 // rare branches call math.Exp and math.Log).
 type rng struct {
-	r    *rand.Rand
+	r *rand.Rand
+	// x is r's source, drawn from directly where r.Uint64 would only
+	// pass the call on through an interface (no inlining, a call per
+	// draw that costs most in V8's baseline code).
+	x    *xoshiro
 	bits uint64 // the unused half of the last 64-bit draw
 	has  bool
 }
@@ -32,7 +36,7 @@ func (g *rng) uint32() uint32 {
 		g.has = false
 		return uint32(g.bits >> 32)
 	}
-	g.bits, g.has = g.r.Uint64(), true
+	g.bits, g.has = g.x.Uint64(), true
 	return uint32(g.bits)
 }
 
@@ -79,15 +83,11 @@ type xoshiro struct{ s [4]uint64 }
 
 // Uint64 returns the next 64 random bits (rand.Source).
 func (x *xoshiro) Uint64() uint64 {
-	s := &x.s
-	r := bits.RotateLeft64(s[1]*5, 7) * 9
-	t := s[1] << 17
-	s[2] ^= s[0]
-	s[3] ^= s[1]
-	s[1] ^= s[2]
-	s[0] ^= s[3]
-	s[2] ^= t
-	s[3] = bits.RotateLeft64(s[3], 45)
+	s0, s1, s2, s3 := x.s[0], x.s[1], x.s[2], x.s[3]
+	r := bits.RotateLeft64(s1*5, 7) * 9
+	s2 ^= s0
+	s3 ^= s1
+	x.s = [4]uint64{s0 ^ s3, s1 ^ s2, s2 ^ s1<<17, bits.RotateLeft64(s3, 45)}
 	return r
 }
 
@@ -104,7 +104,7 @@ func newRNG(seed uint64, ids ...uint64) *rng {
 		h = splitmix64(h + uint64(i))
 		x.s[i] = h
 	}
-	return &rng{r: rand.New(x)}
+	return &rng{r: rand.New(x), x: x}
 }
 
 // float returns a uniform number in [0, 1).
@@ -116,19 +116,36 @@ func (g *rng) uniform(lo, hi float64) float64 { return lo + float64((hi-lo)*g.r.
 // intn returns a uniform integer in [0, n).
 func (g *rng) intn(n int) int { return g.r.IntN(n) }
 
-// norm returns a standard normal number.
+// norm returns a standard normal number: the ziggurat's fast path, about
+// 99 % of draws, else normSlow. uint32's draw is written out (the
+// compiler does not inline uint32; it inlines xoshiro's step), so that the
+// fast path calls nothing: a call per draw cost most of the generator's
+// time in V8's baseline code.
 func (g *rng) norm() float64 {
+	var u uint32
+	if g.has {
+		g.has = false
+		u = uint32(g.bits >> 32)
+	} else {
+		g.bits, g.has = g.x.Uint64(), true
+		u = uint32(g.bits)
+	}
+	j := int32(u)
+	i := j & 127
+	x := float64(float64(j) * zigW[i])
+	aj := uint32(j)
+	if j < 0 {
+		aj = uint32(-j)
+	}
+	if aj < zigK[i] {
+		return x
+	}
+	return g.normSlow(j, i, x)
+}
+
+// normSlow is norm past its fast path for the draw j (layer i, x).
+func (g *rng) normSlow(j, i int32, x float64) float64 {
 	for {
-		j := int32(g.uint32())
-		i := j & 127
-		x := float64(float64(j) * zigW[i])
-		aj := uint32(j)
-		if j < 0 {
-			aj = uint32(-j)
-		}
-		if aj < zigK[i] {
-			return x // the fast path, about 99% of draws
-		}
 		if i == 0 {
 			// The tail beyond zigR.
 			for {
@@ -144,6 +161,16 @@ func (g *rng) norm() float64 {
 			return -zigR - x
 		}
 		if zigF[i]+float64(g.r.Float64()*(zigF[i-1]-zigF[i])) < xmath.Exp(-0.5*float64(x*x)) {
+			return x
+		}
+		j = int32(g.uint32())
+		i = j & 127
+		x = float64(float64(j) * zigW[i])
+		aj := uint32(j)
+		if j < 0 {
+			aj = uint32(-j)
+		}
+		if aj < zigK[i] {
 			return x
 		}
 	}
