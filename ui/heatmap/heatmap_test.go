@@ -990,6 +990,34 @@ func TestColorsIndexByPrefix(t *testing.T) {
 	}
 }
 
+// TestColorsPrefixTables checks the prefix tables, built by one sweep over
+// the thresholds, against a search and a slow lookup per prefix end.
+func TestColorsPrefixTables(t *testing.T) {
+	for _, name := range assets.ColormapNames() {
+		c, err := NewColors(DefaultScale(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range c.pixel {
+			lo, hi := math.Float32frombits(uint32(p)<<16), math.Float32frombits(uint32(p)<<16|0xffff)
+			if got, want := c.byPrefix[p], uint16(c.search(lo, 1, lutSize-1))|uint16(c.search(hi, 1, lutSize-1))<<8; got != want {
+				t.Fatalf("%s: byPrefix[%#04x] = %#04x, by search %#04x", name, p, got, want)
+			}
+			plo, phi := c.slowPixel(lo), c.slowPixel(hi)
+			want := uint16(mixed)
+			switch {
+			case plo == phi:
+				want = uint16(plo)
+			case phi == plo+1 && phi < lutSize:
+				want = split + uint16(plo)
+			}
+			if c.pixel[p] != want {
+				t.Fatalf("%s: pixel[%#04x] = %#04x, by slowPixel %#04x", name, p, c.pixel[p], want)
+			}
+		}
+	}
+}
+
 // TestColorsPixelByPrefix checks Pixel, which reads most floats' colour
 // from a table by their top bits, against the comparison with the
 // thresholds (slowPixel) for floats of every bit prefix, both signs,
@@ -1228,4 +1256,14 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// BenchmarkNewColors is the heatmap page's colour tables, built at its
+// start (run a process's first under Node to see V8's baseline code).
+func BenchmarkNewColors(b *testing.B) {
+	for b.Loop() {
+		if _, err := NewColors(DefaultScale(), Colormap); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -131,28 +131,55 @@ func NewColors(s Scale, colormap string) (*Colors, error) {
 	for i := 1; i < lutSize; i++ {
 		c.thresholds[i] = float32(s.Value((float64(i) - 0.5) / (lutSize - 1)))
 	}
-	for p := range c.byPrefix {
-		lo := c.search(math.Float32frombits(uint32(p)<<16), 1, lutSize-1)
-		hi := c.search(math.Float32frombits(uint32(p)<<16|0xffff), 1, lutSize-1)
-		c.byPrefix[p] = uint16(lo) | uint16(hi)<<8
+	c.prefixTables()
+	return c, nil
+}
+
+// prefixTables fills byPrefix and pixel from the thresholds. Each entry
+// comes from the smallest and the largest float of its prefix: search
+// (lower bound 1) for byPrefix, slowPixel for pixel. The positive finite
+// prefixes ascend in value, and so do those two floats, so one sweep over
+// the thresholds gives them all (a binary search per end took tens of
+// milliseconds in V8's baseline code, at the heatmap page's start); every
+// negative float gets 1 and 0, and the few prefixes from +Inf up (NaNs,
+// both infinities) are looked up one by one.
+func (c *Colors) prefixTables() {
+	ks, kp := 1, 0 // search's lower bound is 1, Index's 0
+	next := func(k *int, v float32) int {
+		for *k < lutSize-1 && c.thresholds[*k+1] <= v {
+			*k++
+		}
+		return *k
 	}
-	// Floats of one prefix and sign are ordered like their low bits, and
-	// the slow lookup is monotone in the value, so a prefix whose smallest
-	// and largest floats get the same colour gives it to all between (the
-	// NaN prefixes are all NaN; the one of +Inf holds NaNs too, so it is
-	// mixed).
+	const inf, negInf = 0x7f80, 0xff80 // prefixes of +Inf and -Inf
 	for p := range c.pixel {
-		lo, hi := c.slowPixel(math.Float32frombits(uint32(p)<<16)), c.slowPixel(math.Float32frombits(uint32(p)<<16|0xffff))
+		lo, hi := math.Float32frombits(uint32(p)<<16), math.Float32frombits(uint32(p)<<16|0xffff)
+		var plo, phi int
 		switch {
-		case lo == hi:
-			c.pixel[p] = uint16(lo)
-		case hi == lo+1 && hi < lutSize:
-			c.pixel[p] = split + uint16(lo)
+		case p < inf:
+			c.byPrefix[p] = uint16(next(&ks, lo)) | uint16(next(&ks, hi))<<8
+			plo, phi = next(&kp, lo), next(&kp, hi)
+		case p >= 0x8000 && p < negInf:
+			c.byPrefix[p] = 1 | 1<<8
+		default:
+			// slowPixel reads byPrefix (of +Inf): set it first.
+			c.byPrefix[p] = uint16(c.search(lo, 1, lutSize-1)) | uint16(c.search(hi, 1, lutSize-1))<<8
+			plo, phi = c.slowPixel(lo), c.slowPixel(hi)
+		}
+		// Floats of one prefix and sign are ordered like their low bits,
+		// and the slow lookup is monotone in the value, so a prefix whose
+		// smallest and largest floats get the same colour gives it to all
+		// between (the NaN prefixes are all NaN; the one of +Inf holds NaNs
+		// too, so it is mixed).
+		switch {
+		case plo == phi:
+			c.pixel[p] = uint16(plo)
+		case phi == plo+1 && phi < lutSize:
+			c.pixel[p] = split + uint16(plo)
 		default:
 			c.pixel[p] = mixed
 		}
 	}
-	return c, nil
 }
 
 // Index returns the lookup-table index of v: round(Scale.T(v) * 255),
