@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"math"
+	"slices"
 
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/core/solve"
@@ -364,6 +365,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 // position at a time (row).
 type keyRows struct {
 	wc, wv, upos []float64 // content and value projections (D x E), positional key
+	kc, vc       []float64 // a row's projections wc ck and wv vl (D each)
 	ind          induction
 	indKey       float64
 	outl         [2]float64 // the outlier channels' values
@@ -376,11 +378,14 @@ type keyRows struct {
 // row writes the pre-RoPE key of position j into kp and its value into vrow,
 // from the position's key content ck and value latent vl.
 func (k *keyRows) row(j int, tx *text, ck, vl, kp []float64, vrow []float32) {
-	E := len(ck)
+	D := len(kp)
+	k.kc, k.vc = slices.Grow(k.kc[:0], D)[:D], slices.Grow(k.vc[:0], D)[:D]
+	project(k.kc, k.wc, ck)
+	project(k.vc, k.wv, vl)
 	for d := range kp {
-		x := float64(posKey*k.upos[d]) + solve.Dot(k.wc[d*E:d*E+E], ck)
+		x := float64(posKey*k.upos[d]) + k.kc[d]
 		kp[d] = x + float64(keyNoise*k.r.norm())
-		vx := solve.Dot(k.wv[d*E:d*E+E], vl) + float64(valueNoise*k.r.norm())
+		vx := k.vc[d] + float64(valueNoise*k.r.norm())
 		if j == 0 {
 			vx = float64(bosValue * vx)
 		}
@@ -423,12 +428,7 @@ func (c *induction) add(x []float64, book, tok int, gain float64) {
 }
 
 // project writes w x into dst: w is len(dst) x len(x), row-major.
-func project(dst, w, x []float64) {
-	E := len(x)
-	for d := range dst {
-		dst[d] = solve.Dot(w[d*E:d*E+E], x)
-	}
-}
+func project(dst, w, x []float64) { solve.Dots(dst, w, x) }
 
 // queryRows makes the pre-RoPE queries of one query head, a position at a
 // time (row).

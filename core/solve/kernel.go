@@ -208,9 +208,29 @@ func reflectRows(head []float64, v []float64, tau float64, rows []float64, strid
 // fixed order, the same bits everywhere.
 func Dot(x, y []float64) float64 { return dot(x, y) }
 
-// dot is Dot, in scalar code: for the short products it takes (24
-// elements in core/gen) vector lanes cost more in their loads and stores
-// at each call than they save.
+// Dots sets dst[r] = Dot(w[r*len(x):(r+1)*len(x)], x) for r < len(dst): a
+// matrix-vector product with each row's product in Dot's order, the same
+// bits. In wasm it is SIMD128 assembly where len(x) is a multiple of 4
+// (dotsVec), one call for all the rows: a call per row costs most in V8's
+// baseline code.
+func Dots(dst, w, x []float64) {
+	n := len(x)
+	if len(dst) == 0 || n == 0 {
+		clear(dst) // empty products
+		return
+	}
+	_ = w[len(dst)*n-1]
+	if dotsVec(dst, w, x) {
+		return
+	}
+	for r := range dst {
+		dst[r] = dot(w[r*n:r*n+n], x)
+	}
+}
+
+// dot is Dot, in scalar code: for a single short product (24 elements in
+// core/gen) vector lanes cost more in their loads and stores at each call
+// than they save; Dots takes many rows in one call.
 func dot(x, y []float64) float64 {
 	y = y[:len(x)]
 	var s0, s1, s2, s3 float64

@@ -30,6 +30,10 @@ func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, str
 	return 0
 }
 
+// dotsVec does nothing here: Dots runs dot per row (simd_wasm.go has
+// an assembly one).
+func dotsVec(dst, w, x []float64) bool { return false }
+
 // hasVec4 says that this build has the four-lane archsimd loops below
 // (colMaxAbsV4, scaleColsV4), which run where the AVX assembly does
 // (useAsm and useAVX: a CPU with AVX2).

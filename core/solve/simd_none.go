@@ -27,6 +27,10 @@ func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, str
 	panic("solve: built without archsimd loops")
 }
 
+// dotsVec does nothing here: Dots runs dot per row (simd_wasm.go has
+// an assembly one).
+func dotsVec(dst, w, x []float64) bool { return false }
+
 // hasVec4 is false: no archsimd loops.
 const hasVec4 = false
 

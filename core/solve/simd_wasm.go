@@ -27,6 +27,21 @@ func reflectRowsV2(head []float64, v []float64, tau float64, rows []float64, str
 //go:noescape
 func reflectW(head *float64, n int, v *float64, nv int, tau float64, rows *float64, stride int)
 
+// dotsVec is Dots in the SIMD128 assembly (dotsW) when len(x) is a
+// positive multiple of 4, and reports whether it ran: lanes 0 and 1 of one
+// register hold Dot's partial sums s0 and s1, those of another s2 and s3.
+func dotsVec(dst, w, x []float64) bool {
+	n := len(x)
+	if n == 0 || n%4 != 0 {
+		return false
+	}
+	dotsW(&dst[0], &w[0], &x[0], n, len(dst))
+	return true
+}
+
+//go:noescape
+func dotsW(dst, w, x *float64, n, rows int)
+
 // hasVec4 is false: the four-lane loops are amd64's (simd_amd64.go).
 const hasVec4 = false
 

@@ -241,3 +241,71 @@ upd1:
 		End
 	End
 	RET
+
+// func dotsW(dst, w, x *float64, n, rows int)
+//
+// Dots for rows >= 1 rows of w (n float64s each, n a positive multiple of
+// 4): per row, V0 holds Dot's partial sums s0 and s1 and V1 s2 and s3 (the
+// products of elements 4k, 4k+1 and 4k+2, 4k+3 added in order of k), then
+// dst[r] = (s0 + s1) + (s2 + s3).
+TEXT ·dotsW(SB), NOSPLIT, $0-40
+	MOVD dst+0(FP), R0
+	MOVD w+8(FP), R1
+	MOVD x+16(FP), R2
+	MOVD n+24(FP), R3
+	MOVD rows+32(FP), R4
+	Get R3
+	I64Const $2
+	I64ShrU
+	Set R3 // groups of 4 per row
+
+dotrows:
+	Loop
+		I64Const $0
+		I64x2Splat
+		Tee V0
+		Set V1
+		Get R2
+		Set R8 // x + 4k
+		Get R3
+		Set R10
+dotgroups:
+		Loop
+			LOAD(R1, 0, V2)
+			LOAD(R8, 0, V3)
+			Get V2
+			Get V3
+			F64x2Mul
+			Get V0
+			F64x2Add
+			Set V0
+			LOAD(R1, 16, V2)
+			LOAD(R8, 16, V3)
+			Get V2
+			Get V3
+			F64x2Mul
+			Get V1
+			F64x2Add
+			Set V1
+			ADDI(R1, 32)
+			ADDI(R8, 32)
+			LOOPDEC(R10, dotgroups)
+		End
+		Get R0
+		I32WrapI64
+		Get V0
+		F64x2ExtractLane $0, $0
+		Get V0
+		F64x2ExtractLane $1, $1
+		F64Add
+		Get V1
+		F64x2ExtractLane $0, $0
+		Get V1
+		F64x2ExtractLane $1, $1
+		F64Add
+		F64Add
+		F64Store $0
+		ADDI(R0, 8)
+		LOOPDEC(R4, dotrows)
+	End
+	RET

@@ -178,3 +178,25 @@ func TestInvFrob2(t *testing.T) {
 		}
 	}
 }
+
+// TestDots checks Dots, a row's Dot at a time (in wasm SIMD128 assembly
+// where the row length is a multiple of 4), against Dot on each row, bit
+// for bit, for row lengths around the assembly's multiples of 4.
+func TestDots(t *testing.T) {
+	rng := newRand(7)
+	for _, tc := range []struct{ rows, n int }{{1, 4}, {3, 8}, {64, 24}, {5, 1}, {7, 3}, {2, 5}, {9, 6}, {4, 12}, {1, 0}, {0, 4}} {
+		w, x := randNormal(rng, tc.rows, tc.n), randNormal(rng, tc.n, 1)
+		if tc.rows > 0 && tc.n > 0 {
+			w[0] = math.Copysign(0, -1) // a signed zero among the products
+			x[len(x)-1] *= 1e300        // and an overflow where the row has it
+		}
+		dst := make([]float64, tc.rows)
+		Dots(dst, w, x)
+		for r := range tc.rows {
+			want := Dot(w[r*tc.n:r*tc.n+tc.n], x)
+			if math.Float64bits(dst[r]) != math.Float64bits(want) {
+				t.Errorf("rows %d, n %d: row %d is %v, Dot gives %v", tc.rows, tc.n, r, dst[r], want)
+			}
+		}
+	}
+}
