@@ -11,11 +11,11 @@ package fmacheck
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/haeols/haeols/internal/gotool"
 )
 
 // fusedOp matches fused multiply-add instructions in assembly listings
@@ -34,15 +34,7 @@ var Targets = [][]string{
 // mode and where no go command is available (e.g. under js/wasm).
 func Check(t *testing.T, dir string) {
 	t.Helper()
-	if testing.Short() || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
-		t.Skip("needs the go command; skipped in short mode and under wasm")
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		if goTool, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go command")
-		}
-	}
+	goTool := gotool.Path(t)
 	for _, env := range Targets {
 		cmd := exec.Command(goTool, "build", "-gcflags=-S", "-o", os.DevNull, ".")
 		cmd.Dir = dir

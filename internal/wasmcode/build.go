@@ -4,8 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/haeols/haeols/internal/gotool"
 )
 
 // TestBinaryFuncs builds the tests of the package in the current directory
@@ -14,15 +15,7 @@ import (
 // go command, so it skips tb in short mode, under wasm and without one.
 func TestBinaryFuncs(tb testing.TB) map[string]Func {
 	tb.Helper()
-	if testing.Short() || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
-		tb.Skip("builds a wasm binary with the go command; skipped in short mode and under wasm")
-	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		if goTool, err = exec.LookPath("go"); err != nil {
-			tb.Skip("no go command")
-		}
-	}
+	goTool := gotool.Path(tb)
 	out := filepath.Join(tb.TempDir(), "test.wasm")
 	cmd := exec.Command(goTool, "test", "-c", "-o", out, ".")
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "GOEXPERIMENT=simd")
