@@ -13,7 +13,9 @@
 //
 // Registers: R0-R15 are i64 locals, V0-V15 v128 locals. A V128Store takes
 // its address without an offset (the assembler drops a store's offset), so
-// the stores add it to the address.
+// the stores add it to the address. The address macros are core/kernel's
+// (simd_wasm.s there): an assembly file includes headers of its own
+// package's directory only, which the build tracks.
 
 // LOAD sets v to the 2 float64s at address r plus off.
 #define LOAD(r, off, v) Get r; I32WrapI64; V128Load $off; Set v
