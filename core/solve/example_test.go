@@ -66,3 +66,18 @@ func ExampleSVD_RankForEnergy() {
 	// Output:
 	// rank 1 of 3, a[1][2] ~ 6.07
 }
+
+// Project a vector onto the rows of a 2 x 4 matrix: each entry is the Dot
+// of a row with x, the same bits as Dot gives.
+func ExampleDots() {
+	w := []float64{ // 2 x 4, row-major
+		1, 0, 2, 0,
+		0.5, 0.5, 0.5, 0.5,
+	}
+	x := []float64{1, 2, 3, 4}
+	dst := make([]float64, 2)
+	solve.Dots(dst, w, x)
+	fmt.Println(dst, dst[0] == solve.Dot(w[:4], x))
+	// Output:
+	// [7 5] true
+}
