@@ -131,16 +131,24 @@ func (g *rng) norm() float64 {
 		u = uint32(g.bits)
 	}
 	j := int32(u)
-	i := j & 127
-	x := float64(float64(j) * zigW[i])
+	i, x, fast := zigLayer(j)
+	if fast {
+		return x
+	}
+	return g.normSlow(j, i, x)
+}
+
+// zigLayer is the ziggurat's step for the 32-bit draw j: its layer i, the
+// candidate x, and whether x is accepted at once (inside the layer's
+// rectangle).
+func zigLayer(j int32) (i int32, x float64, fast bool) {
+	i = j & 127
+	x = float64(float64(j) * zigW[i])
 	aj := uint32(j)
 	if j < 0 {
 		aj = uint32(-j)
 	}
-	if aj < zigK[i] {
-		return x
-	}
-	return g.normSlow(j, i, x)
+	return i, x, aj < zigK[i]
 }
 
 // normSlow is norm past its fast path for the draw j (layer i, x).
@@ -163,14 +171,9 @@ func (g *rng) normSlow(j, i int32, x float64) float64 {
 		if zigF[i]+float64(g.r.Float64()*(zigF[i-1]-zigF[i])) < xmath.Exp(-0.5*float64(x*x)) {
 			return x
 		}
+		var fast bool
 		j = int32(g.uint32())
-		i = j & 127
-		x = float64(float64(j) * zigW[i])
-		aj := uint32(j)
-		if j < 0 {
-			aj = uint32(-j)
-		}
-		if aj < zigK[i] {
+		if i, x, fast = zigLayer(j); fast {
 			return x
 		}
 	}

@@ -3,7 +3,6 @@ package gen
 import (
 	"encoding/json"
 	"math"
-	"slices"
 
 	"github.com/haeols/haeols/core/sample"
 	"github.com/haeols/haeols/core/solve"
@@ -277,7 +276,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 
 			// Keys and values, a row per call (see keyRow).
 			ind := induction{perm: perm, sign: sign, codes: codes, nv: nv, m: m}
-			kr := keyRows{wc: wc, wv: wv, upos: upos, ind: ind, indKey: indKey, outl: outl, sinkDim: sinkDim, numDim: numDim, outDims: outDims, r: r}
+			kr := keyRows{wc: wc, wv: wv, upos: upos, kc: make([]float64, D), vc: make([]float64, D), ind: ind, indKey: indKey, outl: outl, sinkDim: sinkDim, numDim: numDim, outDims: outDims, r: r}
 			kh, vh := s.KHead(l, g), s.VHead(l, g)
 			for j := 0; j < N; j++ {
 				kr.row(j, &tx, cKey[j*E:j*E+E], vLat[j*E:j*E+E], pre[j*D:j*D+D], vh[j*D:j*D+D])
@@ -365,7 +364,7 @@ func generate(c Config, p *presetDef) *sample.Sample {
 // position at a time (row).
 type keyRows struct {
 	wc, wv, upos []float64 // content and value projections (D x E), positional key
-	kc, vc       []float64 // a row's projections wc ck and wv vl (D each)
+	kc, vc       []float64 // a row's projections wc ck and wv vl (D each, scratch)
 	ind          induction
 	indKey       float64
 	outl         [2]float64 // the outlier channels' values
@@ -378,8 +377,6 @@ type keyRows struct {
 // row writes the pre-RoPE key of position j into kp and its value into vrow,
 // from the position's key content ck and value latent vl.
 func (k *keyRows) row(j int, tx *text, ck, vl, kp []float64, vrow []float32) {
-	D := len(kp)
-	k.kc, k.vc = slices.Grow(k.kc[:0], D)[:D], slices.Grow(k.vc[:0], D)[:D]
 	project(k.kc, k.wc, ck)
 	project(k.vc, k.wv, vl)
 	for d := range kp {
