@@ -16,7 +16,7 @@ GOFMT    = $(GOROOT_)/bin/gofmt
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/ ./wire/
 BIN      = bin/haeols
 
-.PHONY: all build test test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm bench-web samples fuzz fuzz-long run clean web serve test-e2e
+.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm bench-web samples fuzz fuzz-long run clean web serve test-e2e
 
 all: build
 
@@ -36,9 +36,25 @@ lint:
 # The browser tests (web/e2e) run after the others, on their own: they
 # measure the app's latency and main-thread tasks, which other test binaries
 # competing for the same cores would distort.
-test-native:
+test-native: conformance-deps
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /web/e2e)
 	$(GO) test -count=1 -timeout 30m ./web/e2e/
+
+## conformance-deps: the references internal/conformance compares with
+## (node-llama-cpp's prebuilt llama.cpp, Hugging Face's tokenizers and the
+## tokenizer.json files of Llama 2, Llama 3 and Qwen3), by npm ci from the
+## pinned lock, with no download or build step of their own
+CONFORMANCE_NODE = internal/conformance/testdata/node
+conformance-deps: $(CONFORMANCE_NODE)/node_modules/.package-lock.json
+$(CONFORMANCE_NODE)/node_modules/.package-lock.json: $(CONFORMANCE_NODE)/package-lock.json $(CONFORMANCE_NODE)/package.json
+	cd $(CONFORMANCE_NODE) && NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm ci --ignore-scripts --omit=optional --no-audit --no-fund --loglevel=error
+	touch $@
+
+## conformance: haeols against llama.cpp and the tokenizers libraries, one
+## line per fixture and a summary; non-zero when one is outside tolerance
+conformance: conformance-deps
+	@mkdir -p bin; rc=0; $(GO) test -count=1 -v -run '^TestConformance' ./internal/conformance/ > bin/conformance.out 2>&1 || rc=$$?; \
+	grep -E '^conformance|_test\.go:[0-9]+:|^(ok|FAIL|--- FAIL|--- SKIP)' bin/conformance.out; exit $$rc
 
 ## test-nocgo: a CGO_ENABLED=0 build of the CLI has no GPU runner; verify
 ## must say so and check the CPU kernels
