@@ -16,6 +16,7 @@ require (
 	github.com/vugu/vugu v0.4.0
 	golang.org/x/image v0.30.0
 	golang.org/x/sys v0.25.0
+	golang.org/x/text v0.28.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -35,7 +36,6 @@ require (
 	github.com/vugu/html v0.0.0-20190914200101-c62dc20b8289 // indirect
 	github.com/vugu/xxhash v0.0.0-20191111030615-ed24d0179019 // indirect
 	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
 )
 
 tool github.com/vugu/vugu/cmd/vugugen

@@ -260,8 +260,11 @@ func (t *Tokenizer) hfPipeline(h *hfJSON) error {
 	}
 	if byteLevel {
 		t.kind = ByteLevel
+		if len(norms) == 1 && norms[0].Type == "NFC" {
+			t.nfc, norms = true, nil
+		}
 		if len(norms) > 0 {
-			return fmt.Errorf("%w: a byte-level tokenizer with a %s normalizer is not supported", ErrTokenizer, norms[0].Type)
+			return fmt.Errorf("%w: a byte-level tokenizer with a %s normalizer is not supported (supported: NFC)", ErrTokenizer, norms[0].Type)
 		}
 		last := pres[len(pres)-1]
 		if last.Type != "ByteLevel" {

@@ -25,6 +25,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Kind is the tokenization algorithm.
@@ -95,7 +97,10 @@ type Tokenizer struct {
 	pre          Pre
 	ignoreMerges bool
 	prefixSpace  bool
-	// specials are the control and user-defined tokens, longest first
+	// nfc: tokenizer.json's NFC normalizer (Qwen2, Qwen3) applies to the
+	// text between special tokens.
+	nfc bool
+	// specials are the control, user-defined and unknown tokens, longest first
 	// (then by id): Encode takes them from the text whole.
 	specials []int
 }
@@ -231,6 +236,9 @@ func (t *Tokenizer) encodePiece(ids []int, text string) ([]int, error) {
 		return ids, nil
 	}
 	s := text
+	if t.nfc {
+		s = norm.NFC.String(s)
+	}
 	if t.prefixSpace && !strings.HasPrefix(s, " ") {
 		s = " " + s
 	}
@@ -418,7 +426,7 @@ func (t *Tokenizer) finish() error {
 	}
 	t.specials = nil
 	for id, s := range t.tokens {
-		if tt := t.types[id]; (tt == Control || tt == UserDefined) && s != "" && t.index[s] == id {
+		if tt := t.types[id]; (tt == Control || tt == UserDefined || tt == Unknown) && s != "" && t.index[s] == id {
 			t.specials = append(t.specials, id)
 		}
 	}

@@ -354,6 +354,23 @@ func TestHFByteLevel(t *testing.T) {
 	if _, err := FromHF(hfByteLevel(`\s+|\w+`), nil); err == nil || !strings.Contains(err.Error(), "Split pattern") {
 		t.Errorf("unknown pattern: %v", err)
 	}
+
+	// Qwen2 and Qwen3 put an NFC normalizer before the byte-level steps:
+	// a decomposed é encodes as the composed one.
+	nfcDoc := strings.Replace(string(hfByteLevel(PatternQwen2)), `"normalizer": null`, `"normalizer": {"type": "NFC"}`, 1)
+	n, err := FromHF([]byte(nfcDoc), nil)
+	if err != nil {
+		t.Fatalf("NFC normalizer: %v", err)
+	}
+	composed, _ := n.Encode("caf\u00e9 e\u0301")
+	decomposed, _ := n.Encode("cafe\u0301 \u00e9")
+	if plain, _ := q.Encode("cafe\u0301 \u00e9"); !reflect.DeepEqual(composed, decomposed) || reflect.DeepEqual(plain, decomposed) {
+		t.Errorf("NFC: composed %v, decomposed %v, without the normalizer %v", composed, decomposed, plain)
+	}
+	nfkc := strings.Replace(nfcDoc, `"NFC"`, `"NFKC"`, 1)
+	if _, err := FromHF([]byte(nfkc), nil); err == nil || !strings.Contains(err.Error(), "NFKC normalizer is not supported") {
+		t.Errorf("byte-level with NFKC: %v", err)
+	}
 }
 
 // hfSentencePiece is a Llama 2 style tokenizer.json: Prepend/Replace
@@ -531,7 +548,7 @@ func TestGGUFDefaults(t *testing.T) {
 	}
 }
 
-// TestSpecialTokens: control and user-defined tokens written in the text
+// TestSpecialTokens: control, user-defined and unknown tokens written in the text
 // are those tokens, the longest first; the text between them is encoded
 // piece by piece (SentencePiece: each with its space prefix, as
 // llama.cpp). Hand-built vocabularies: SentencePiece with <s> and </s>,
@@ -553,7 +570,7 @@ func TestSpecialTokens(t *testing.T) {
 		{"eos after text", "hello</s>", sp, []string{"<s>", "▁hello", "</s>"}, "hello"},
 		{"space prefix after a special", "</s>he", sp, []string{"<s>", "</s>", "▁he"}, "he"},
 		{"inside text", "<<s>>", sp, []string{"<s>", "▁", "<0x3C>", "<s>", "▁", "<0x3E>"}, "< >"},
-		{"not special: <unk> is unknown", "<unk>", sp, []string{"<s>", "▁", "<0x3C>", "<0x75>", "<0x6E>", "<0x6B>", "<0x3E>"}, "<unk>"},
+		{"unknown, written whole", "a<unk>", sp, []string{"<s>", "▁", "a", "<unk>"}, "a ⁇ "},
 		{"chatml", "<|im_start|>user\nhello<|im_end|>", bl, []string{"<|im_start|>", "u", "s", "e", "r", "Ċ", "he", "llo", "<|im_end|>"}, "user\nhello"},
 		{"longest first", "<|im<|im_end|>", bl, []string{"<|im", "<|im_end|>"}, "<|im"},
 		{"user-defined", "a<|im b", bl, []string{"a", "<|im", "Ġ", "b"}, "a<|im b"},
