@@ -114,7 +114,7 @@ samples:
 FUZZ = ./core/sample:FuzzDecodeSafetensors ./core/sample:FuzzDecodeNPZ ./core/sample:FuzzDecodeNPY \
 	./core/llama:FuzzDecode ./core/llama:FuzzDecodeTokenizer ./ui/state:FuzzParseQuery ./ui/heatmap:FuzzDecode ./ui/heatmap:FuzzDecodeFactored \
 	./core/safetensors:FuzzDecode ./core/model/gguf:FuzzDecode ./core/model/hf:FuzzParseConfig ./core/model/hf:FuzzDecodeIndex \
-	./core/model/tokenizer:FuzzEncodeDecode ./core/model/tokenizer:FuzzFromHF ./core/model:FuzzFromGGUF \
+	./core/model/tokenizer:FuzzEncodeDecode ./core/model/tokenizer:FuzzFromHF ./core/model/tokenizer:FuzzFromSentencePiece ./core/model:FuzzFromGGUF \
 	./internal/wasmcode:FuzzFuncs
 fuzz:
 	for t in $(FUZZ); do \

@@ -28,7 +28,7 @@ type picked struct {
 // (README.md, generation_config.json, …) are left out.
 func hfFile(name string) bool {
 	switch name {
-	case hf.ConfigFile, hf.IndexFile, hf.TokenizerFile, hf.TokenizerConfigFile:
+	case hf.ConfigFile, hf.IndexFile, hf.TokenizerFile, hf.TokenizerModelFile, hf.TokenizerConfigFile:
 		return true
 	}
 	return strings.ToLower(path.Ext(name)) == ".safetensors"
@@ -39,7 +39,7 @@ func hfFile(name string) bool {
 // sample, llama2.c checkpoint or GGUF file; a llama2.c checkpoint with its
 // tokenizer (two .bin files); or the files of a Hugging Face folder
 // (config.json, model.safetensors or the index and its shards,
-// tokenizer.json). An error names the file that is wrong or missing.
+// tokenizer.json or tokenizer.model). An error names the file that is wrong or missing.
 func pickFiles(names []string, dir string) (*picked, error) {
 	switch {
 	case len(names) == 0:
@@ -89,10 +89,10 @@ func pickFiles(names []string, dir string) (*picked, error) {
 		return nil, fmt.Errorf("no .safetensors among %s: open the folder's %s (or %s and its shards) with them", strings.Join(names, ", "), hf.WeightsFile, hf.IndexFile)
 	case !has(hf.IndexFile) && !has(hf.WeightsFile):
 		return nil, fmt.Errorf("%s is missing: a folder of shards (%s) needs its %s", hf.IndexFile, strings.Join(weights, ", "), hf.IndexFile)
-	case has(hf.TokenizerConfigFile) && !has(hf.TokenizerFile):
-		return nil, fmt.Errorf("%s is missing: open it with %s (it is the tokenizer)", hf.TokenizerFile, hf.TokenizerConfigFile)
-	case !has(hf.TokenizerFile):
-		p.Notice = fmt.Sprintf("No %s among your files: the model runs on token ids. Open %s with the others to type prompts.", hf.TokenizerFile, hf.TokenizerFile)
+	case has(hf.TokenizerConfigFile) && !has(hf.TokenizerFile) && !has(hf.TokenizerModelFile):
+		return nil, fmt.Errorf("%s is missing: open it (or %s) with %s (it is the tokenizer)", hf.TokenizerFile, hf.TokenizerModelFile, hf.TokenizerConfigFile)
+	case !has(hf.TokenizerFile) && !has(hf.TokenizerModelFile):
+		p.Notice = fmt.Sprintf("No %s among your files: the model runs on token ids. Open %s (or %s) with the others to type prompts.", hf.TokenizerFile, hf.TokenizerFile, hf.TokenizerModelFile)
 	}
 	p.Label = dir
 	if p.Label == "" {

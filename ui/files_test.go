@@ -30,6 +30,7 @@ func TestPickFiles(t *testing.T) {
 		{name: "folder", files: folder, dir: "SmolLM2-135M", kind: "checkpoint", read: []int{0, 1, 2, 3}, bufs: folder[:4], src: folder[:4], label: "SmolLM2-135M/"},
 		{name: "shards", files: shards, kind: "checkpoint", read: []int{0, 1, 2, 3, 4}, bufs: shards, src: shards, label: "Hugging Face folder/"},
 		{name: "folder without tokenizer", files: []string{"model.safetensors", "config.json"}, kind: "checkpoint", read: []int{0, 1}, bufs: []string{"model.safetensors", "config.json"}, src: []string{"model.safetensors", "config.json"}, label: "Hugging Face folder/", notice: "No tokenizer.json"},
+		{name: "folder with tokenizer.model", files: []string{"config.json", "tokenizer.model", "model.safetensors", "tokenizer_config.json"}, kind: "checkpoint", read: []int{0, 1, 2, 3}, bufs: []string{"config.json", "tokenizer.model", "model.safetensors", "tokenizer_config.json"}, src: []string{"config.json", "tokenizer.model", "model.safetensors", "tokenizer_config.json"}, label: "Hugging Face folder/"},
 		{name: "nothing", err: "no file"},
 		{name: "not a sample", files: []string{"notes.txt"}, err: "notes.txt"},
 		{name: "config alone", files: []string{"config.json"}, err: "no .safetensors among config.json"},

@@ -151,9 +151,14 @@ func FromHF(f *hf.Folder) (*Checkpoint, error) {
 	if err := ck.Check(); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	if f.Tokenizer != nil {
+	if f.Tokenizer != nil || f.TokenizerModel != nil {
 		var err error
-		if ck.Tokenizer, err = tokenizer.FromHF(f.Tokenizer, f.TokenizerConfig); err != nil {
+		if f.Tokenizer != nil { // tokenizer.json first, as transformers' fast tokenizers
+			ck.Tokenizer, err = tokenizer.FromHF(f.Tokenizer, f.TokenizerConfig)
+		} else {
+			ck.Tokenizer, err = tokenizer.FromSentencePiece(f.TokenizerModel, f.TokenizerConfig)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("model: %w", err)
 		}
 		if ck.Tokenizer.Vocab() > c.Vocab {

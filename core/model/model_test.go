@@ -17,6 +17,7 @@ import (
 	"github.com/haeols/haeols/core/model/gguf"
 	"github.com/haeols/haeols/core/model/hf"
 	"github.com/haeols/haeols/core/model/quant"
+	"github.com/haeols/haeols/core/model/tokenizer"
 	"github.com/haeols/haeols/internal/fmacheck"
 )
 
@@ -602,5 +603,46 @@ func TestSummary(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestHFTokenizerModel: a folder with a SentencePiece tokenizer.model and
+// no tokenizer.json reads its tokenizer from it; a tokenizer.model haeols
+// cannot encode exactly is refused by name.
+func TestHFTokenizerModel(t *testing.T) {
+	spm, err := os.ReadFile(filepath.Join("tokenizer", "testdata", "llama-bpe.model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Arch: Llama, Dim: 32, FFN: 32, Layers: 1, Heads: 1, KVHeads: 1, HeadDim: 32, Vocab: 420, Context: 64, RMSEps: 1e-5, RopeTheta: 10000, Tied: true}
+	ck, err := Random(c, quant.F32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := WriteHF(dir, ck, "F32", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, hf.TokenizerModelFile), spm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := hf.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := FromHF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := back.Tokenizer
+	if tok == nil || tok.Kind() != tokenizer.SentencePiece || tok.Vocab() != 420 {
+		t.Fatalf("tokenizer %v", tok)
+	}
+	if ids, err := tok.Encode("hello world"); err != nil || !reflect.DeepEqual(ids, []int{1, 286, 277}) {
+		t.Errorf("hello world: %v %v", ids, err)
+	}
+	f.TokenizerModel = []byte{0x0a, 0x03, 0x0a, 0x01, 'x'} // one piece, no trainer spec: a Unigram model
+	if _, err := FromHF(f); err == nil || !strings.Contains(err.Error(), "tokenizer.model is a Unigram model") {
+		t.Errorf("a Unigram tokenizer.model: %v", err)
 	}
 }

@@ -259,24 +259,17 @@ func compare(t *testing.T, dir string, g *GGML, fx Fixture) Result {
 // TestConformanceLlamaCpp writes every fixture (weights quantized by
 // ggml), runs the prompts through llama.cpp and through haeols, and checks
 // the tolerances above. It prints one `conformance NAME ...` line per
-// fixture and a summary line (make conformance shows them).
+// fixture; TestMain the summary line (make conformance shows them).
 func TestConformanceLlamaCpp(t *testing.T) {
 	dir, g := references(t)
-	var bad []string
-	fs := Fixtures()
-	for _, fx := range fs {
+	for _, fx := range Fixtures() {
 		t.Run(fx.Name, func(t *testing.T) {
+			defer func() { record(fx.Name, false, !t.Failed()) }()
 			res := compare(t, dir, g, fx)
 			fmt.Println(res)
 			if err := res.check(); err != nil {
 				t.Error(err)
-				bad = append(bad, fx.Name)
 			}
 		})
-	}
-	if bad == nil {
-		fmt.Printf("conformance: %d fixtures, all within tolerance\n", len(fs))
-	} else {
-		fmt.Printf("conformance: %d fixtures, %d outside tolerance: %s\n", len(fs), len(bad), strings.Join(bad, ", "))
 	}
 }

@@ -41,21 +41,54 @@ func References(dir string) (abs, libggml string, err error) {
 // Node runs script (a file of dir) with req as its JSON standard input and
 // decodes its JSON standard output into resp.
 func Node(dir, script string, req, resp any) error {
-	in, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("conformance: %s: %w", script, err)
-	}
 	cmd := exec.Command("node", filepath.Join(dir, script))
 	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(in)
 	cmd.Env = append(os.Environ(), "NODE_LLAMA_CPP_SKIP_DOWNLOAD=true")
+	return runJSON(cmd, "node "+script, req, resp)
+}
+
+// SentencePiece finds a Python with the sentencepiece library (Debian's
+// python3-sentencepiece: /usr/bin/python3 first, then python3 on PATH) and
+// returns its path.
+func SentencePiece() (string, error) {
+	var tried []string
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		path, err := exec.LookPath(py)
+		if err != nil {
+			continue
+		}
+		out, err := exec.Command(path, "-c", "import sentencepiece").CombinedOutput()
+		if err == nil {
+			return path, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s: %s", path, strings.TrimSpace(string(out))))
+	}
+	return "", fmt.Errorf("conformance: no python3 with sentencepiece (apt-get install python3-sentencepiece): %s", strings.Join(tried, "; "))
+}
+
+// Python runs script (a file of dir) with the Python python, req as its
+// JSON standard input, and decodes its JSON standard output into resp.
+func Python(python, dir, script string, req, resp any) error {
+	cmd := exec.Command(python, filepath.Join(dir, script))
+	cmd.Dir = dir
+	return runJSON(cmd, python+" "+script, req, resp)
+}
+
+// runJSON runs cmd (named name in errors) with req as JSON on its standard
+// input and decodes its standard output into resp.
+func runJSON(cmd *exec.Cmd, name string, req, resp any) error {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("conformance: %s: %w", name, err)
+	}
+	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("conformance: node %s: %w: %s", script, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("conformance: %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), resp); err != nil {
-		return fmt.Errorf("conformance: node %s: output: %w (stderr: %s)", script, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("conformance: %s: output: %w (stderr: %s)", name, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }

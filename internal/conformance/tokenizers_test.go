@@ -71,6 +71,7 @@ func TestConformanceTokenizers(t *testing.T) {
 	dir, _ := references(t)
 	for _, ht := range hfTokenizers {
 		t.Run(ht.name, func(t *testing.T) {
+			defer func() { record("tokenizer.json "+ht.name, true, !t.Failed()) }()
 			models := filepath.Join(dir, "node_modules", ht.pkg, "models")
 			tj, tc := filepath.Join(models, "tokenizer.json"), filepath.Join(models, "tokenizer_config.json")
 			tjb, err := os.ReadFile(tj)
@@ -165,51 +166,58 @@ func TestConformanceGGUFTokenizers(t *testing.T) {
 	}
 	for _, gt := range toks {
 		t.Run(gt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), gt.name+".gguf")
-			if err := writeVocabGGUF(path, gt.tok); err != nil {
-				t.Fatal(err)
-			}
-			ck, err := model.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tok := ck.Tokenizer
-			all := append(slices.Clone(texts), gt.chat...)
-			var ref LlamaResponse
-			if err := Node(dir, "llamacpp.mjs", LlamaRequest{Model: path, VocabOnly: true, Tokenize: all, SpecialTokens: true}, &ref); err != nil {
-				t.Fatal(err)
-			}
-			if len(ref.Tokens) != len(all) {
-				t.Fatalf("llama.cpp tokenized %d texts of %d", len(ref.Tokens), len(all))
-			}
-			same, tokens, overrides := 0, 0, 0
-			for i, text := range all {
-				got, err := tok.EncodeText(text)
-				if err != nil {
-					t.Errorf("%s: text %d %q: %v", gt.name, i, text, err)
-					continue
-				}
-				tokens += len(ref.Tokens[i])
-				if slices.Equal(got, ref.Tokens[i]) {
-					same++
-					continue
-				}
-				if o := overridden(tok, text); o != "" {
-					// The ids must then be those of the tokenizer.json
-					// reading, which TestConformanceTokenizers checks.
-					if hf, err := gt.tok.EncodeText(text); err != nil || !slices.Equal(got, hf) {
-						t.Errorf("%s: text %d %q: GGUF reading %v, tokenizer.json reading %v (%v)", gt.name, i, text, got, hf, err)
-						continue
-					}
-					overrides++
-					fmt.Printf("conformance gguf-tokenizer %s: text %d %q: llama.cpp reads the normal token %q as control (its end-of-generation list); haeols keeps the file's type, as the tokenizers library does\n", gt.name, i, text, o)
-					continue
-				}
-				t.Errorf("%s: text %d %q:\n haeols    %v\n llama.cpp %v\n haeols pieces    %s\n llama.cpp pieces %s", gt.name, i, text, got, ref.Tokens[i], pieces(tok, got), pieces(tok, ref.Tokens[i]))
-			}
-			fmt.Printf("conformance gguf-tokenizer %s (%s, vocabulary %d) texts=%d tokens=%d same=%d/%d llama.cpp-override=%d\n", gt.name, tok.Kind(), tok.Vocab(), len(all), tokens, same, len(all), overrides)
+			checkGGUFTokenizer(t, dir, gt, append(slices.Clone(texts), gt.chat...))
 		})
 	}
+}
+
+// checkGGUFTokenizer writes gt's tokenizer into a GGUF file, has llama.cpp
+// tokenize texts from it (special tokens parsed, no BOS) and compares them
+// with haeols's FromGGUF reading of the same file; prints one line.
+func checkGGUFTokenizer(t *testing.T, dir string, gt ggufTokenizer, all []string) {
+	defer func() { record("gguf-tokenizer "+gt.name, true, !t.Failed()) }()
+	path := filepath.Join(t.TempDir(), gt.name+".gguf")
+	if err := writeVocabGGUF(path, gt.tok); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := ck.Tokenizer
+	var ref LlamaResponse
+	if err := Node(dir, "llamacpp.mjs", LlamaRequest{Model: path, VocabOnly: true, Tokenize: all, SpecialTokens: true}, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Tokens) != len(all) {
+		t.Fatalf("llama.cpp tokenized %d texts of %d", len(ref.Tokens), len(all))
+	}
+	same, tokens, overrides := 0, 0, 0
+	for i, text := range all {
+		got, err := tok.EncodeText(text)
+		if err != nil {
+			t.Errorf("%s: text %d %q: %v", gt.name, i, text, err)
+			continue
+		}
+		tokens += len(ref.Tokens[i])
+		if slices.Equal(got, ref.Tokens[i]) {
+			same++
+			continue
+		}
+		if o := overridden(tok, text); o != "" {
+			// The ids must then be those of the tokenizer.json
+			// reading, which TestConformanceTokenizers checks.
+			if hf, err := gt.tok.EncodeText(text); err != nil || !slices.Equal(got, hf) {
+				t.Errorf("%s: text %d %q: GGUF reading %v, tokenizer.json reading %v (%v)", gt.name, i, text, got, hf, err)
+				continue
+			}
+			overrides++
+			fmt.Printf("conformance gguf-tokenizer %s: text %d %q: llama.cpp reads the normal token %q as control (its end-of-generation list); haeols keeps the file's type, as the tokenizers library does\n", gt.name, i, text, o)
+			continue
+		}
+		t.Errorf("%s: text %d %q:\n haeols    %v\n llama.cpp %v\n haeols pieces    %s\n llama.cpp pieces %s", gt.name, i, text, got, ref.Tokens[i], pieces(tok, got), pieces(tok, ref.Tokens[i]))
+	}
+	fmt.Printf("conformance gguf-tokenizer %s (%s, vocabulary %d) texts=%d tokens=%d same=%d/%d llama.cpp-override=%d\n", gt.name, tok.Kind(), tok.Vocab(), len(all), tokens, same, len(all), overrides)
 }
 
 // llamaCppEOG is the end-of-generation list by which llama.cpp (3.21.1's

@@ -169,7 +169,8 @@ func checkpointFiles(src *wire.Source, bufs map[string][]byte) (map[string][]byt
 		return nil, fmt.Errorf("load %s: %d files of %d MiB in all, more than the %d MiB the browser app reads", strings.Join(src.Files, ", "), len(src.Files), total>>20, MaxFileBytes>>20)
 	}
 	_, conf := files[hf.TokenizerConfigFile]
-	if _, tok := files[hf.TokenizerFile]; conf && !tok {
+	_, tok := files[hf.TokenizerFile]
+	if _, spm := files[hf.TokenizerModelFile]; conf && !tok && !spm {
 		return nil, fmt.Errorf("load checkpoint: %s is missing (%s came without it)", hf.TokenizerFile, hf.TokenizerConfigFile)
 	}
 	return files, nil

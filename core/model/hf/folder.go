@@ -23,6 +23,7 @@ const (
 	IndexFile           = "model.safetensors.index.json"
 	TokenizerFile       = "tokenizer.json"
 	TokenizerConfigFile = "tokenizer_config.json"
+	TokenizerModelFile  = "tokenizer.model"
 )
 
 // Limits on the small files and the shards.
@@ -38,12 +39,14 @@ const (
 var ErrFolder = errors.New("not a valid Hugging Face model folder")
 
 // Folder is a model folder: its config, its tensors from every shard, and
-// the tokenizer files (nil when absent).
+// the tokenizer files (nil when absent): tokenizer.json, or a
+// SentencePiece tokenizer.model, and tokenizer_config.json.
 type Folder struct {
 	Config *Config
 	// Tensors in name order.
 	Tensors         []*safetensors.Tensor
 	Tokenizer       []byte
+	TokenizerModel  []byte
 	TokenizerConfig []byte
 
 	byName map[string]*safetensors.Tensor
@@ -172,7 +175,7 @@ func Floats(t *safetensors.Tensor) ([]float32, error) {
 
 // Decode builds a folder from its files, given by base name (config.json,
 // model.safetensors or model.safetensors.index.json and its shards,
-// optionally tokenizer.json and tokenizer_config.json). Other files are
+// optionally tokenizer.json, tokenizer.model and tokenizer_config.json). Other files are
 // ignored. Tensor data alias the given bytes.
 func Decode(files map[string][]byte) (*Folder, error) {
 	cb, ok := files[ConfigFile]
@@ -210,8 +213,8 @@ func Decode(files map[string][]byte) (*Folder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hf: %w", err)
 	}
-	f.Tokenizer, f.TokenizerConfig = files[TokenizerFile], files[TokenizerConfigFile]
-	if len(f.Tokenizer) > MaxTokenizerBytes || len(f.TokenizerConfig) > MaxTokenizerBytes {
+	f.Tokenizer, f.TokenizerModel, f.TokenizerConfig = files[TokenizerFile], files[TokenizerModelFile], files[TokenizerConfigFile]
+	if len(f.Tokenizer) > MaxTokenizerBytes || len(f.TokenizerModel) > MaxTokenizerBytes || len(f.TokenizerConfig) > MaxTokenizerBytes {
 		return nil, fmt.Errorf("hf: %w: tokenizer files over %d bytes", ErrFolder, MaxTokenizerBytes)
 	}
 	return f, nil
@@ -260,6 +263,9 @@ func Open(dir string) (*Folder, error) {
 		return nil, fmt.Errorf("hf: %s: %w", dir, err)
 	}
 	if f.Tokenizer, err = small(TokenizerFile, MaxTokenizerBytes, true); err != nil {
+		return nil, err
+	}
+	if f.TokenizerModel, err = small(TokenizerModelFile, MaxTokenizerBytes, true); err != nil {
 		return nil, err
 	}
 	if f.TokenizerConfig, err = small(TokenizerConfigFile, MaxTokenizerBytes, true); err != nil {
@@ -356,7 +362,7 @@ func Write(dir string, f *Folder, shardBytes int64) (err error) {
 			return err
 		}
 	}
-	for name, b := range map[string][]byte{TokenizerFile: f.Tokenizer, TokenizerConfigFile: f.TokenizerConfig} {
+	for name, b := range map[string][]byte{TokenizerFile: f.Tokenizer, TokenizerModelFile: f.TokenizerModel, TokenizerConfigFile: f.TokenizerConfig} {
 		if b != nil {
 			if err := put(name, b); err != nil {
 				return err

@@ -62,6 +62,7 @@ type hfJSON struct {
 		Merges        []json.RawMessage `json:"merges"`
 		UnkToken      *string           `json:"unk_token"`
 		ByteFallback  bool              `json:"byte_fallback"`
+		FuseUnk       bool              `json:"fuse_unk"`
 		IgnoreMerges  bool              `json:"ignore_merges"`
 		ContinuingSub *string           `json:"continuing_subword_prefix"`
 		EndOfWord     *string           `json:"end_of_word_suffix"`
@@ -107,7 +108,7 @@ func FromHF(tokenizerJSON, tokenizerConfig []byte) (*Tokenizer, error) {
 	if m.ContinuingSub != nil && *m.ContinuingSub != "" || m.EndOfWord != nil && *m.EndOfWord != "" {
 		return nil, fmt.Errorf("tokenizer: %w: BPE with continuing_subword_prefix or end_of_word_suffix is not supported", ErrTokenizer)
 	}
-	t := &Tokenizer{bos: -1, eos: -1, unk: -1, ignoreMerges: m.IgnoreMerges}
+	t := &Tokenizer{bos: -1, eos: -1, unk: -1, ignoreMerges: m.IgnoreMerges, fuseUnk: m.FuseUnk}
 	if err := t.hfPipeline(&h); err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -157,16 +158,8 @@ func FromHF(tokenizerJSON, tokenizerConfig []byte) (*Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer: %w: no token has id %d (of %d)", ErrTokenizer, id, n)
 		}
 	}
-	lookup := func(s string) int {
-		for id, tok := range t.tokens {
-			if tok == s {
-				return id
-			}
-		}
-		return -1
-	}
 	if m.UnkToken != nil {
-		if t.unk = lookup(*m.UnkToken); t.unk < 0 {
+		if t.unk = t.lookup(*m.UnkToken); t.unk < 0 {
 			return nil, fmt.Errorf("tokenizer: %w: unk_token %q is not in the vocabulary", ErrTokenizer, *m.UnkToken)
 		}
 		t.types[t.unk] = Unknown
@@ -206,27 +199,23 @@ func FromHF(tokenizerJSON, tokenizerConfig []byte) (*Tokenizer, error) {
 	}
 	find(h.PostProcessor)
 	if bosName != "" && t.bos < 0 {
-		if t.bos = lookup(bosName); t.bos < 0 {
+		if t.bos = t.lookup(bosName); t.bos < 0 {
 			return nil, fmt.Errorf("tokenizer: %w: the post-processor adds %q, which is not in the vocabulary", ErrTokenizer, bosName)
 		}
 		t.addBOS = true
 	}
 	if tokenizerConfig != nil {
-		var tc struct {
-			BOS    *tokenName `json:"bos_token"`
-			EOS    *tokenName `json:"eos_token"`
-			AddBOS *bool      `json:"add_bos_token"`
-		}
-		if err := json.Unmarshal(tokenizerConfig, &tc); err != nil {
-			return nil, fmt.Errorf("tokenizer: %w: tokenizer_config.json: %v", ErrTokenizer, err)
+		tc, err := parseTokenizerConfig(tokenizerConfig)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 		if tc.EOS != nil {
-			if t.eos = lookup(string(*tc.EOS)); t.eos < 0 {
+			if t.eos = t.lookup(string(*tc.EOS)); t.eos < 0 {
 				return nil, fmt.Errorf("tokenizer: %w: tokenizer_config.json eos_token %q is not in the vocabulary", ErrTokenizer, *tc.EOS)
 			}
 		}
 		if tc.BOS != nil && t.bos < 0 {
-			if t.bos = lookup(string(*tc.BOS)); t.bos < 0 {
+			if t.bos = t.lookup(string(*tc.BOS)); t.bos < 0 {
 				return nil, fmt.Errorf("tokenizer: %w: tokenizer_config.json bos_token %q is not in the vocabulary", ErrTokenizer, *tc.BOS)
 			}
 			t.addBOS = tc.AddBOS != nil && *tc.AddBOS

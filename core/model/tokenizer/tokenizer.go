@@ -97,6 +97,10 @@ type Tokenizer struct {
 	pre          Pre
 	ignoreMerges bool
 	prefixSpace  bool
+	// fuseUnk: a run of symbols with no token and no byte tokens is one
+	// unknown token (sentencepiece; tokenizer.json's fuse_unk), else one
+	// each (llama.cpp).
+	fuseUnk bool
 	// nfc: tokenizer.json's NFC normalizer (Qwen2, Qwen3) applies to the
 	// text between special tokens.
 	nfc bool
@@ -290,9 +294,10 @@ func splitChars(s string) []string {
 
 // encodeSymbols merges the symbols of one word and appends their ids.
 func (t *Tokenizer) encodeSymbols(ids []int, word string, syms []string) ([]int, error) {
+	lastUnk := false
 	for _, s := range t.merge(syms) {
 		if id, ok := t.index[s]; ok && t.types[id] != Control {
-			ids = append(ids, id)
+			ids, lastUnk = append(ids, id), false
 			continue
 		}
 		// Not a token: its bytes as byte tokens, else the unknown token.
@@ -305,8 +310,10 @@ func (t *Tokenizer) encodeSymbols(ids []int, word string, syms []string) ([]int,
 			for i := 0; i < len(s); i++ {
 				ids = append(ids, t.bytes[s[i]])
 			}
+			lastUnk = false
+		case t.unk >= 0 && lastUnk && t.fuseUnk:
 		case t.unk >= 0:
-			ids = append(ids, t.unk)
+			ids, lastUnk = append(ids, t.unk), true
 		default:
 			return nil, fmt.Errorf("tokenizer: %q (in %q) has no token, no byte tokens and there is no unknown token", s, word)
 		}
