@@ -35,7 +35,7 @@ var commands = []command{
 	{"sweep", "ratios x methods x heads on all cores; CSV/JSON output and a summary table", cmdSweep},
 	{"heatmap", "PNG of one head's attention: original, compressed, |difference|", cmdHeatmap},
 	{"curve", "PNG of error against ratio, one line per method", cmdCurve},
-	{"capture", "run a llama2.c checkpoint and write its real q/k/v as a sample", cmdCapture},
+	{"capture", "run a model (llama2.c .bin, GGUF, Hugging Face folder) and write its real q/k/v as a sample", cmdCapture},
 	{"eval", "what the model says with a compressed cache: kl, agree, ppl_ratio, needle_acc per method and ratio", cmdEval},
 	{"verify", "check the CPU and GPU (WGSL) kernels against float64 on real inputs", cmdVerify},
 	{"serve", "serve the in-browser simulator (make web) on 127.0.0.1 and print the address", cmdServe},

@@ -28,6 +28,9 @@ func checkJSON(b []byte) error {
 	if err := checkSurrogates(b); err != nil {
 		return err
 	}
+	if err := checkDepth(b, MaxDepth); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	type obj struct {
 		path string
@@ -89,6 +92,35 @@ func checkJSON(b []byte) error {
 			stack[len(stack)-1].key = true
 		}
 	}
+}
+
+// MaxDepth is how deep a header's arrays and objects may nest (a real
+// header nests 3 deep: the header, a tensor, its shape).
+const MaxDepth = 32
+
+// checkDepth refuses JSON nesting deeper than max, in one pass over the
+// bytes that allocates nothing (before any decoder sees them: nesting
+// thousands deep made the decoders' state grow with the square of the
+// depth). Brackets inside strings do not count.
+func checkDepth(b []byte, max int) error {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return fmt.Errorf("nests more than %d levels deep (byte %d)", max, i)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 // checkSurrogates refuses a \u escape of a lone UTF-16 surrogate (a high

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -93,11 +94,32 @@ func TestHostile(t *testing.T) {
 		{"after", file(`{} x`, 0), "invalid character"},
 		{"two objects", file(`{} {}`, 0), "after the header"},
 		{"missing", file(`{"a":{"dtype":"F32","shape":[1]}}`, 4), "lacks"},
+		{"deep", file(`{"__metadata__":{"a":`+strings.Repeat("[", 33)+strings.Repeat("]", 33)+`}}`, 0), "nests more than 32 levels deep (byte 51)"},
+		{"brackets in strings", file(`{"__metadata__":{"a":"`+strings.Repeat("[", 40)+`\"{"}}`+strings.Repeat("]", 40), 0), "invalid character ']'"},
 	} {
 		_, err := Decode(c.name, c.data)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrFormat) {
 			t.Errorf("%s: %v, want ErrFormat containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestDeepHeader: a 400 KB header nesting 200,000 levels deep is refused
+// before any decoder sees it, in memory within twice its size (it
+// took about 680 MB when the decoders saw it first).
+func TestDeepHeader(t *testing.T) {
+	depth := 200_000
+	data := file(`{"__metadata__":{"a":`+strings.Repeat("[", depth)+strings.Repeat("]", depth)+`}}`, 0)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Decode("deep.safetensors", data)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "nests more than 32 levels deep") {
+		t.Fatalf("%v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(2*len(data)) {
+		t.Errorf("refusing it allocated %d bytes, more than twice the file's %d", alloc, len(data))
 	}
 }
 
