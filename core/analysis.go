@@ -15,9 +15,11 @@ type Options struct {
 	// Calib is w, the number of calibration queries per query head (the last
 	// w prefix queries); 0 means min(128, n/2).
 	Calib int
-	// MaxAnalysisBytes is the most memory the analyses of all KV heads may
-	// take together (AnalysisBytes); 0 means DefaultMaxAnalysisBytes of the
-	// sample, negative no limit. NewModel refuses a sample over it.
+	// MaxAnalysisBytes is the most memory the analyses of all KV heads
+	// (AnalysisBytes) and the running jobs of a sweep (WorkBytes each) may
+	// take together; 0 means DefaultMaxAnalysisBytes of the sample,
+	// negative no limit. NewModel refuses a sample where the analyses and
+	// one job do not fit; a sweep runs as many jobs at once as fit.
 	MaxAnalysisBytes int64
 	// Accel, when set, runs the analysis and the output metrics on another
 	// device (a *gpu.Device of package core/gpu); nil runs everything on the

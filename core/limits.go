@@ -59,6 +59,58 @@ func GroupBytes(s *sample.Sample, opt Options) int64 {
 	return clampBytes(4 * floats)
 }
 
+// WorkBytes estimates the most memory one job of a sweep takes while it
+// runs, beyond the analyses: compressing one KV head of s with any method
+// and evaluating it on one query head. The largest is lowrank's, whose
+// float64 factorisations of K and V (copies, QR work, U factors,
+// reconstructions) take about 14 float32s per element of one n x d matrix
+// (measured: 55 bytes per element at n = 2^16, d = 128 and at n = 2^20,
+// d = 8); a cache holds up to 2 n x d more, and an evaluation the probe
+// logits and weights over the cache, 2 t x n.
+func WorkBytes(s *sample.Sample) int64 {
+	n, d := float64(s.Prefix()), float64(s.D)
+	t := float64(s.N) - n
+	if !s.HasQKV() {
+		return clampBytes(4 * float64(2*float64(t*n)))
+	}
+	return clampBytes(4 * (float64(16*float64(n*d)) + float64(2*float64(t*n))))
+}
+
+// Limit is the memory limit NewModel applies to s with opt: the
+// analyses of every KV head and the running jobs of a sweep must fit in
+// it (0 or less: none).
+func Limit(s *sample.Sample, opt Options) int64 {
+	if opt.MaxAnalysisBytes == 0 {
+		return DefaultMaxAnalysisBytes(s)
+	}
+	return opt.MaxAnalysisBytes
+}
+
+// MemoryBound is the most memory analysing s with opt should take in all
+// (0: no bound): the sample in float32 and the limit (Limit) that its
+// analyses and running jobs stay within. The command line gives it to the
+// garbage collector as its soft limit.
+func MemoryBound(s *sample.Sample, opt Options) int64 {
+	limit := Limit(s, opt)
+	if limit <= 0 {
+		return 0
+	}
+	return limit + sampleBytes(s)
+}
+
+// jobs is how many of the workers a sweep asks for fit in the memory
+// limit beside the analyses: at least 1 (NewModel refused the sample
+// where one does not fit), at most workers.
+func (m *Model) jobs(workers int) int {
+	limit := Limit(m.Sample, m.Opt)
+	if limit <= 0 {
+		return workers
+	}
+	free := limit - AnalysisBytes(m.Sample, m.Opt)
+	w := max(1, free/max(1, WorkBytes(m.Sample)))
+	return int(min(int64(workers), w))
+}
+
 // AnalysisBytes estimates the memory the analyses of every KV head of s
 // take together: a Model keeps each analysis it makes, and the command
 // line's run, sweep and curve make them all.
@@ -101,14 +153,13 @@ func checkLimits(s *sample.Sample, mx *sample.Maxima, opt Options) error {
 	if err := checkMagnitudes(s, mx); err != nil {
 		return err
 	}
-	limit, how := opt.MaxAnalysisBytes, "the limit set"
-	if limit == 0 {
-		limit = DefaultMaxAnalysisBytes(s)
+	limit, how := Limit(s, opt), "the limit set"
+	if opt.MaxAnalysisBytes == 0 {
 		how = fmt.Sprintf("the default limit, the larger of %s and %d x the sample's %s", mib(MinAnalysisBytes), AnalysisRatio, mib(sampleBytes(s)))
 	}
 	if limit > 0 {
-		if b := AnalysisBytes(s, opt); b > limit {
-			return fmt.Errorf("%w: analysing its %d KV head(s) (N=%d, d=%d, %d query head(s) per KV head) takes about %s, more than %s, %s (Options.MaxAnalysisBytes)",
+		if b := AnalysisBytes(s, opt) + WorkBytes(s); b > limit {
+			return fmt.Errorf("%w: analysing its %d KV head(s) (N=%d, d=%d, %d query head(s) per KV head) and compressing one takes about %s, more than %s, %s (Options.MaxAnalysisBytes)",
 				ErrTooLarge, s.L*s.KVHeads(), s.N, s.D, s.Group(), mib(b), mib(limit), how)
 		}
 	}

@@ -20,24 +20,45 @@ func TestNewModelLimits(t *testing.T) {
 	n := 1 << 20
 	s := &sample.Sample{L: 1, H: 1, HKV: 1, N: n, D: 1, Q: make([]float32, n), K: make([]float32, n), V: make([]float32, n)}
 	_, err := NewModel(s, Options{})
-	want := "sample too large to analyse: analysing its 1 KV head(s) (N=1048576, d=1, 1 query head(s) per KV head) takes about 1552 MiB, more than 384 MiB, the default limit, the larger of 256 MiB and 32 x the sample's 12 MiB (Options.MaxAnalysisBytes)"
+	want := "sample too large to analyse: analysing its 1 KV head(s) (N=1048576, d=1, 1 query head(s) per KV head) and compressing one takes about 2128 MiB, more than 384 MiB, the default limit, the larger of 256 MiB and 32 x the sample's 12 MiB (Options.MaxAnalysisBytes)"
 	if !errors.Is(err, ErrTooLarge) || err.Error() != want {
 		t.Errorf("NewModel = %v,\nwant %q", err, want)
 	}
-	if _, err := NewModel(s, Options{MaxAnalysisBytes: 2 << 30}); err != nil {
-		t.Errorf("with MaxAnalysisBytes 2 GiB: %v", err)
+	if _, err := NewModel(s, Options{MaxAnalysisBytes: 3 << 30}); err != nil {
+		t.Errorf("with MaxAnalysisBytes 3 GiB: %v", err)
+	}
+	if got, prefix := WorkBytes(s), int64(n-64); got != 4*(16+2*64)*prefix {
+		t.Errorf("WorkBytes = %d, want 16 n d + 2 t n floats", got)
 	}
 	if got := GroupBytes(s, Options{}); got < 1500<<20 || got > 1600<<20 {
 		t.Errorf("GroupBytes = %d, want about 1.5 GiB", got)
 	}
 	// Many KV heads add up: 64 KV heads of N = 2^14, d = 2 (a 24 MiB
-	// sample) take about 1.5 GiB in all, though each takes only 24 MiB.
+	// sample) take about 1.5 GiB in all, though each takes only 24 MiB
+	// (and a job 10 MiB).
 	many := &sample.Sample{L: 4, H: 16, HKV: 16, N: 1 << 14, D: 2}
 	many.Q, many.K, many.V = make([]float32, 4*16<<14*2), make([]float32, 4*16<<14*2), make([]float32, 4*16<<14*2)
 	_, err = NewModel(many, Options{})
-	want = "sample too large to analyse: analysing its 64 KV head(s) (N=16384, d=2, 1 query head(s) per KV head) takes about 1547 MiB, more than 768 MiB"
+	want = "sample too large to analyse: analysing its 64 KV head(s) (N=16384, d=2, 1 query head(s) per KV head) and compressing one takes about 1557 MiB, more than 768 MiB"
 	if !errors.Is(err, ErrTooLarge) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("NewModel = %v,\nwant %q...", err, want)
+	}
+	// A sweep runs as many jobs at once as fit beside the analyses.
+	a, w := AnalysisBytes(many, Options{}), WorkBytes(many)
+	for _, c := range []struct {
+		limit int64
+		want  int
+	}{{a + w, 1}, {a + 3*w + w/2, 3}, {a + 100*w, 16}, {-1, 16}} {
+		m, err := NewModel(many, Options{MaxAnalysisBytes: c.limit})
+		if err != nil {
+			t.Fatalf("limit %d: %v", c.limit, err)
+		}
+		if got := m.jobs(16); got != c.want {
+			t.Errorf("limit %d (analyses %d, a job %d): %d jobs of 16, want %d", c.limit, a, w, got, c.want)
+		}
+	}
+	if _, err := NewModel(many, Options{MaxAnalysisBytes: a + w - 1}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("no room for one job: %v", err)
 	}
 	// The shipped-size samples stay well within: the default preset's
 	// shape (4 layers, 4 heads on 1 KV head, N = 1024, d = 64).

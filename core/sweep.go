@@ -23,8 +23,9 @@ type Sweep struct {
 	Methods []string
 	// Params gives the parameters at a ratio (nil: DefaultParams).
 	Params func(ratio float64) (Params, error)
-	// Workers is the number of goroutines (0: all CPUs). The result does
-	// not depend on it.
+	// Workers is the number of goroutines (0: all CPUs), fewer where the
+	// jobs would not fit in Options.MaxAnalysisBytes beside the analyses.
+	// The result does not depend on it.
 	Workers int
 	// Progress, when not nil, is called after each (cell, KV head) job,
 	// from the goroutine that ran it.
@@ -104,6 +105,7 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	workers = m.jobs(workers) // as many as fit in the memory limit
 	params := sw.Params
 	if params == nil {
 		params = func(r float64) (Params, error) { return DefaultParams(r), nil }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -66,7 +67,16 @@ func newModel(s *sample.Sample, name string, maxMem int) (*core.Model, error) {
 	if maxMem < 0 {
 		return nil, usagef("-max-mem %d: want >= 0 (MiB; 0: the default limit)", maxMem)
 	}
-	m, err := core.NewModel(s, core.Options{MaxAnalysisBytes: int64(maxMem) << 20})
+	opt := core.Options{MaxAnalysisBytes: int64(maxMem) << 20}
+	m, err := core.NewModel(s, opt)
+	if err == nil {
+		// Have the collector hold the heap within what was promised (the
+		// sample and the limit), with room for the runtime and the file
+		// as read, rather than let it grow to twice the live data.
+		if b := core.MemoryBound(s, opt); b > 0 {
+			setMemoryLimit(b + runtimeSlack)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, core.ErrTooLarge) && strings.Contains(err.Error(), "MaxAnalysisBytes") {
 			return nil, fmt.Errorf("%s: %w; raise it with -max-mem MiB if this machine has the memory", quotePath(name), err)
@@ -75,6 +85,14 @@ func newModel(s *sample.Sample, name string, maxMem int) (*core.Model, error) {
 	}
 	return m, nil
 }
+
+// setMemoryLimit sets the collector's soft memory limit (the tests, which
+// run many commands in one process, leave it alone).
+var setMemoryLimit = debug.SetMemoryLimit
+
+// runtimeSlack is the memory beside the analyses' bound that the process
+// may take: the Go runtime, the binary, the buffers of the file as read.
+const runtimeSlack = 64 << 20
 
 // allMethods is every registered method except the reference "full", which
 // ignores the ratio; name it explicitly to include it.
@@ -138,7 +156,7 @@ func addParamFlags(fs *flag.FlagSet) *paramFlags {
 		sinks:  fs.Int("sinks", d.Sinks, "always-kept first tokens"),
 		recent: fs.Int("recent", d.Recent, "always-kept last tokens of the prefix"),
 		summar: fs.Int("summaries", d.Summaries, "HAE-OLS summary count; 0 derives it from -phi"),
-		maxMem: fs.Int("max-mem", 0, fmt.Sprintf("most memory the analyses of all KV heads may take, MiB (0: the larger of %d MiB and %d x the sample's size); a sample over it is refused", core.MinAnalysisBytes>>20, core.AnalysisRatio)),
+		maxMem: fs.Int("max-mem", 0, fmt.Sprintf("most memory the analyses of all KV heads and the running compressions may take, MiB (0: the larger of %d MiB and %d x the sample's size); a sample over it is refused, and fewer compressions run at once where all would not fit", core.MinAnalysisBytes>>20, core.AnalysisRatio)),
 	}
 }
 

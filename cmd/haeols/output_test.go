@@ -265,9 +265,9 @@ func TestAnalysisLimitFlag(t *testing.T) {
 	}
 	p := writeSample(t, "long.safetensors", s)
 	code, _, stderr := cli(t, "run", "-methods", "topk", "-max-mem", "1", p)
-	wantFail(t, code, stderr, exitFail, p+": sample too large to analyse: analysing its 1 KV head(s) (N=4096, d=1, 1 query head(s) per KV head) takes about 6 MiB, more than 1 MiB, the limit set (Options.MaxAnalysisBytes); raise it with -max-mem MiB")
-	if code, _, stderr := cli(t, "run", "-methods", "topk", "-max-mem", "8", p); code != 0 {
-		t.Errorf("-max-mem 8: exit %d: %s", code, stderr)
+	wantFail(t, code, stderr, exitFail, p+": sample too large to analyse: analysing its 1 KV head(s) (N=4096, d=1, 1 query head(s) per KV head) and compressing one takes about 9 MiB, more than 1 MiB, the limit set (Options.MaxAnalysisBytes); raise it with -max-mem MiB")
+	if code, _, stderr := cli(t, "run", "-methods", "topk", "-max-mem", "10", p); code != 0 {
+		t.Errorf("-max-mem 10: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = cli(t, "run", "-max-mem", "-3", p)
 	wantFail(t, code, stderr, exitUsage, "-max-mem -3: want >= 0")
