@@ -16,15 +16,15 @@ GOFMT    = $(GOROOT_)/bin/gofmt
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/ ./wire/
 BIN      = bin/haeols
 
-.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm bench-web samples fuzz fuzz-long run clean web serve test-e2e
+.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm bench-web samples fuzz fuzz-short fuzz-long run clean web serve test-e2e
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/haeols
 
-## test: vet, formatting, native tests, wasm tests
-test: lint test-native test-wasm test-nocgo test-plain
+## test: vet, formatting, native tests, wasm tests, a short run of every fuzz target
+test: lint test-native test-wasm test-nocgo test-plain fuzz-short
 
 lint:
 	@out=$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -119,6 +119,13 @@ FUZZ = ./core/sample:FuzzDecodeSafetensors ./core/sample:FuzzDecodeNPZ ./core/sa
 fuzz:
 	for t in $(FUZZ); do \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime 20s -parallel 1 $${t%%:*} || exit 1; done
+
+## fuzz-short: every fuzz target for 1 s, part of make test (CI): a
+## parser change that panics on a mutation of its seeds fails there
+fuzz-short:
+	@mkdir -p bin; for t in $(FUZZ); do \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime 1s -parallel 1 $${t%%:*} > bin/fuzz.out 2>&1 || { cat bin/fuzz.out; exit 1; }; done
+	@echo "fuzz-short: $(words $(FUZZ)) fuzz targets ran 1 s each"
 
 ## fuzz-long: every fuzz target for FUZZTIME each (default 5m; not run in
 ## CI). A crasher is left in the package's testdata/fuzz/TARGET/: commit it,
