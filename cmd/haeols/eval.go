@@ -72,7 +72,7 @@ func cmdEval(e *env, args []string) error {
 	task := fs.String("task", "", "passkey or copy (default: the prompt and its greedy continuation)")
 	depthsFlag := fs.String("depths", "0.1,0.3,0.5,0.7,0.9", "passkey: where the key sits in the filler, 0 (start) to 1 (end)")
 	trials := fs.Int("trials", 1, "passkey: keys per depth; copy: passages")
-	passage := fs.Int("passage", 48, "copy: tokens of one copy")
+	passage := fs.Int("passage", 48, "copy: tokens of one copy, at least 2 and at most half the context")
 	seed := fs.Uint64("seed", 1, "task seed: keys and words")
 	asJSON := fs.Bool("json", false, "print a JSON document instead of tables")
 	csvPath := fs.String("csv", "", "write one CSV row per sequence, ratio and method to this file")
@@ -110,6 +110,8 @@ func cmdEval(e *env, args []string) error {
 		return usagef("-workers %d: want >= 0", *workers)
 	case *trials < 1 || *trials > 1000:
 		return usagef("-trials %d: want 1 to 1000", *trials)
+	case *passage < 2:
+		return usagef("-passage %d: want at least 2 tokens", *passage)
 	case *prompt != "" && *text != "":
 		return usagef("-prompt and -text: give one")
 	case *task != "" && (*prompt != "" || *text != ""):

@@ -179,11 +179,25 @@ func TestEvalUsage(t *testing.T) {
 		{[]string{"-ratios", "0", model}, "-ratios"},
 		{[]string{"-prefix", "100", "-tokens", "80", model}, "-prefix 100: the sequence has 80 tokens"},
 		{[]string{"-trials", "0", model}, "-trials 0"},
+		{[]string{"-passage", "0", "-task", "copy", model}, "-passage 0: want at least 2"},
+		{[]string{"-passage", "-1", "-task", "copy", model}, "-passage -1"},
+		{[]string{"-depths", "-0.1", "-task", "passkey", model}, "-depths: -0.1 outside [0, 1]"},
+		{[]string{"-depths", "NaN", "-task", "passkey", model}, "-depths"},
+		{[]string{"-tokens", "-5", model}, "-tokens"},
+		{[]string{"-gen", "-1", model}, "-gen -1: want >= 0"},
 		{[]string{}, "want one MODEL.bin argument"},
 	} {
 		code, _, errOut := cli(t, append([]string{"eval"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("eval %v: exit %d, %q; want exit 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	// A passage that cannot fit twice is refused before it is built (a
+	// billion tokens once took as long as encoding them).
+	for _, args := range [][]string{{"-task", "copy", "-passage", "1000000000", model}, {"-task", "copy", "-passage", "1000", "-z", tok, model}} {
+		code, _, errOut := cli(t, append([]string{"eval"}, args...)...)
+		if code != exitFail || !strings.Contains(errOut, "twice that does not fit the model's context of 320 tokens (at most 159)") {
+			t.Errorf("eval %v: exit %d, %q", args, code, errOut)
 		}
 	}
 }

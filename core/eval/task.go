@@ -209,6 +209,9 @@ func (p Copy) Build(lm LM, c Codec) (*Built, error) {
 	if plen < 2 {
 		return nil, fmt.Errorf("eval: copy passage of %d tokens, want at least 2", plen)
 	}
+	if ctx := lm.Context(); plen > (ctx-2)/2 {
+		return nil, fmt.Errorf("eval: copy passage of %d tokens: twice that does not fit the model's context of %d tokens (at most %d)", plen, ctx, (ctx-2)/2)
+	}
 	r := splitmix{p.Seed ^ 0x2545f4914f6cdd1d}
 	if c == nil {
 		return p.buildIDs(lm, plen, &r)
