@@ -156,12 +156,24 @@ func (t *Tokenizer) setMerges(n int, pair func(int) (string, string, error)) err
 	if n > MaxMerges {
 		return fmt.Errorf("%w: %d merges, more than %d", ErrTokenizer, n, MaxMerges)
 	}
+	// Every merge joins two tokens into a third: the tokenizers library
+	// refuses a tokenizer.json whose merges name others, and converters
+	// copy only such merges into GGUF.
+	have := make(map[string]struct{}, len(t.tokens))
+	for _, s := range t.tokens {
+		have[s] = struct{}{}
+	}
 	t.merges = make(map[string]int, n)
 	t.mergeList = make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		a, b, err := pair(i)
 		if err != nil {
 			return err
+		}
+		for _, s := range []string{a, b, a + b} {
+			if _, ok := have[s]; !ok {
+				return fmt.Errorf("%w: merge %d (%q, %q): %q is not in the vocabulary", ErrTokenizer, i, a, b, s)
+			}
 		}
 		k := a + "\x00" + b
 		if _, dup := t.merges[k]; !dup {

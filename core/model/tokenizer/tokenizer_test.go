@@ -443,6 +443,11 @@ func TestHFErrors(t *testing.T) {
 		{"merge", `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [3]}, "pre_tokenizer": {"type": "ByteLevel"}}`, "merge 0"},
 		{"suffix", `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "end_of_word_suffix": "</w>"}}`, "end_of_word_suffix"},
 		{"pre", `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "Whitespace"}}`, "pre-tokenizer Whitespace"},
+		{"merge of unknowns", `{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a x"]}, "pre_tokenizer": {"type": "ByteLevel"}}`, `merge 0 ("a", "x"): "x" is not in the vocabulary`},
+		{"merge result unknown", `{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": [["a", "b"]]}, "pre_tokenizer": {"type": "ByteLevel"}}`, `"ab" is not in the vocabulary`},
+		{"empty vocabulary", `{"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}}`, "0 tokens"},
+		{"huge added id", `{"added_tokens": [{"id": 2000000000, "content": "x"}], "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}}`, "token ids up to 2000000000"},
+		{"huge added token", `{"added_tokens": [{"id": 1, "content": "` + strings.Repeat("x", MaxTokenLength+1) + `"}], "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}}`, "bytes long"},
 	} {
 		if _, err := FromHF([]byte(c.doc), nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
