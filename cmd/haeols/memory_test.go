@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -7,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/haeols/haeols/core"
@@ -44,11 +45,11 @@ func process(t *testing.T, args ...string) (int, string, int64) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	peak, ok := peakRSS(cmd.ProcessState)
 	if !ok {
-		t.Skip("no resource usage on this system")
+		t.Skip("no peak resident memory on this system")
 	}
-	return code, stderr.String(), ru.Maxrss << 10 // kilobytes on Linux
+	return code, stderr.String(), peak
 }
 
 // TestMemoryBound: with every method, haeols run stays within the memory
