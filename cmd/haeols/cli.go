@@ -30,6 +30,7 @@ type command struct {
 // commands lists the subcommands in the order of the usage text.
 var commands = []command{
 	{"gen", "write a synthetic sample (a generator preset) to a safetensors file", cmdGen},
+	{"gen-model", "write a constructed model (induction: it copies from its context) to a GGUF file", cmdGenModel},
 	{"info", "describe a sample: shapes, prefix/probe split, scale, metadata, needles, tokens", cmdInfo},
 	{"run", "compress every head at one ratio with chosen methods and print the errors", cmdRun},
 	{"sweep", "ratios x methods x heads on all cores; CSV/JSON output and a summary table", cmdSweep},
