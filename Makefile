@@ -147,15 +147,16 @@ clean:
 # Web Worker, the core: wasm/worker is its library), vugugen runs where .vugu files are
 # newer than their generated code, the llama2.c checkpoints of $(MODELS)
 # (with NAME.tokenizer.bin where there is one) are bundled under models/
-# when that folder exists, listed in models.js (window.haeolsModels, empty
-# without them), and every .wasm/.js/.html/.css/
-# .safetensors gets reproducible precompressed copies: .gz (gzip -9 -n) and,
+# when that folder exists, the constructed induction model is written there
+# as a GGUF file (haeols gen-model -dtype F16 induction), all listed in
+# models.js (window.haeolsModels), and every .wasm/.js/.html/.css/
+# .safetensors/.gguf gets reproducible precompressed copies: .gz (gzip -9 -n) and,
 # when the brotli tool is installed, .br (brotli -q 11, cached by content
 # hash in ~/.cache/haeols-web since it is slow). The site is built in
 # web/dist.tmp under a lock and then swapped in.
 WEB_DIST  = web/dist
 WEB_WASM  = $(filter-out wasm/worker/,$(wildcard wasm/*/))
-WEB_SRC   = $(shell find core ui wasm wire assets web -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) $(wildcard $(MODELS)/*.bin) go.mod go.sum
+WEB_SRC   = $(shell find core ui wasm wire assets web internal/bytemodel cmd/haeols/genmodel.go -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) $(wildcard $(MODELS)/*.bin) go.mod go.sum
 # What the app's first view loads: the default sample is the "default"
 # generator preset, made in the worker, so no sample file is in the list.
 WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js heatmap.html heatmap.wasm
@@ -180,12 +181,15 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 		n=$$(basename $$m .bin); mkdir -p $$tmp/models; cp $$m $$tmp/models/; e="{\"file\":\"models/$$n.bin\""; \
 		if [ -f $(MODELS)/$$n.tokenizer.bin ]; then cp $(MODELS)/$$n.tokenizer.bin $$tmp/models/; e="$$e,\"tokenizer\":\"models/$$n.tokenizer.bin\""; fi; \
 		list="$$list$${list:+,}$$e}"; done; \
+	mkdir -p $$tmp/models; echo "haeols gen-model -dtype F16 -o $(WEB_DIST)/models/induction.gguf induction"; \
+	$(GO) run ./cmd/haeols gen-model -dtype F16 -o $$tmp/models/induction.gguf induction > /dev/null; \
+	list="$$list$${list:+,}{\"file\":\"models/induction.gguf\"}"; \
 	echo "window.haeolsModels = [$$list];" > $$tmp/models.js; \
-	find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' \) \
+	find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' -o -name '*.gguf' \) \
 		-exec gzip -9 -k -n -f {} \; ; \
 	if command -v brotli >/dev/null 2>&1; then \
 		cache=$${XDG_CACHE_HOME:-$$HOME/.cache}/haeols-web; mkdir -p $$cache; \
-		find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' \) | \
+		find $$tmp -type f \( -name '*.wasm' -o -name '*.js' -o -name '*.html' -o -name '*.css' -o -name '*.safetensors' -o -name '*.gguf' \) | \
 		{ while read f; do h=$$(sha256sum $$f | cut -c1-64); \
 			{ if [ ! -s $$cache/$$h.br ]; then t=$$(mktemp $$cache/tmp.XXXXXX); brotli -q 11 -c $$f > $$t && mv $$t $$cache/$$h.br; fi; \
 			cp $$cache/$$h.br $$f.br; chmod 644 $$f.br; } & done; wait; }; \

@@ -22,13 +22,15 @@ import (
 // change, and runs new prompts (wire.OpPrompt) on the model the worker
 // keeps.
 
-// modelFile is one of the site's bundled llama2.c checkpoints.
+// modelFile is one of the site's bundled models: a llama2.c checkpoint
+// or a GGUF file.
 type modelFile struct {
 	File, Tokenizer string // relative URLs; Tokenizer "" when it has none
 }
 
 // bundledModels reads window.haeolsModels (models.js, written by `make
-// web`: the checkpoints of ../shared/models copied under models/).
+// web`: the checkpoints of ../shared/models copied under models/ and the
+// constructed induction model).
 func bundledModels() []modelFile {
 	list := js.Global().Get("haeolsModels")
 	if list.Type() != js.TypeObject {
@@ -71,7 +73,9 @@ func (c *Root) ModelOptions() []sampleOption {
 	var out []sampleOption
 	for _, m := range c.models {
 		label, title := strings.TrimPrefix(m.File, state.ModelsDir), "a llama2.c checkpoint served with the app, run here on a prompt"
-		if m.Tokenizer != "" {
+		if strings.HasSuffix(m.File, ".gguf") {
+			title = "a GGUF model served with the app, run here on a prompt (its tokenizer is in the file)"
+		} else if m.Tokenizer != "" {
 			title += " (with its tokenizer: type a prompt)"
 		} else {
 			title += " (no tokenizer: token ids)"
@@ -197,10 +201,16 @@ func (c *Root) OnDepth(e vugu.DOMEvent) {
 	c.runPrompt(before)
 }
 
-// DepthOptions are the pass-key depths offered.
+// DepthOptions are the pass-key depths offered, with the view's own
+// depth among them when a link names another (depth=0.3).
 func (c *Root) DepthOptions() []sampleOption {
 	var out []sampleOption
-	for _, d := range []float64{0, 0.1, 0.25, 0.5, 0.75, 0.9, 1} {
+	depths := []float64{0, 0.1, 0.25, 0.5, 0.75, 0.9, 1}
+	if !slices.Contains(depths, c.S.Depth) && c.S.Depth >= 0 && c.S.Depth <= 1 {
+		depths = append(depths, c.S.Depth)
+		slices.Sort(depths)
+	}
+	for _, d := range depths {
 		v := state.Fmt(d)
 		out = append(out, sampleOption{Value: v, Label: fmt.Sprintf("%.0f%%", 100*d), Title: "where the key sits in the filler: 0% at its start, 100% at its end"})
 	}

@@ -131,3 +131,29 @@ func TestKLStripSVG(t *testing.T) {
 }
 
 func fmtSscanf(c string, r, g, b *int) (int, error) { return fmt.Sscanf(c, "#%02x%02x%02x", r, g, b) }
+
+func TestDepthOptions(t *testing.T) {
+	tests := []struct {
+		depth float64
+		want  string
+	}{
+		{0.5, "0 0.1 0.25 0.5 0.75 0.9 1"},
+		{0.3, "0 0.1 0.25 0.3 0.5 0.75 0.9 1"}, // a link's own depth is offered, and selected
+		{1, "0 0.1 0.25 0.5 0.75 0.9 1"},
+	}
+	for _, tc := range tests {
+		c := &Root{}
+		c.S.Depth = tc.depth
+		var vals []string
+		selected := 0
+		for _, o := range c.DepthOptions() {
+			vals = append(vals, o.Value)
+			if o.Value == c.Depth() {
+				selected++
+			}
+		}
+		if got := strings.Join(vals, " "); got != tc.want || selected != 1 {
+			t.Errorf("depth %v: options %q (%d selected), want %q (one selected)", tc.depth, got, selected, tc.want)
+		}
+	}
+}

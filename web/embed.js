@@ -37,16 +37,17 @@
 	}
 	const nameRE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 	const fileRE = /^samples\/[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(safetensors|npz|npy)$/;
-	const modelRE = /^models\/[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.bin$/;
+	const modelRE = /^models\/[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\.(bin|gguf)$/;
 	let sample = q.get("sample") || "default";
 	let source;
-	// A bundled llama2.c model (models.js lists them): the embed shows what
+	// A bundled model (models.js lists them: llama2.c checkpoints, and GGUF
+	// files, which carry their tokenizer): the embed shows what
 	// it says on the prompt (prompt, task, depth), with the full cache and
 	// with the method at the ratio, side by side.
 	const says = modelRE.test(sample);
 	if (says) {
 		const task = ["passkey", "copy"].includes(q.get("task")) ? q.get("task") : "";
-		source = {kind: "llama", url: sample, prompt: {task, text: task ? "" : (q.get("prompt") || "").slice(0, 4096), depth: task === "passkey" ? num("depth", 0.5, 0, 1) : 0}};
+		source = {kind: sample.endsWith(".gguf") ? "checkpoint" : "llama", url: sample, prompt: {task, text: task ? "" : (q.get("prompt") || "").slice(0, 4096), depth: task === "passkey" ? num("depth", 0.5, 0, 1) : 0}};
 	} else if (fileRE.test(sample)) {
 		source = {kind: "url", url: sample};
 	} else if (nameRE.test(sample)) {

@@ -45,8 +45,9 @@ const (
 // continuation), "passkey" and "copy" (eval.PassKey, eval.Copy).
 var Tasks = []string{"", "passkey", "copy"}
 
-// ModelsDir is where the site's bundled llama2.c checkpoints live
-// (Sample "models/NAME.bin"), relative to the app.
+// ModelsDir is where the site's bundled models live, relative to the app:
+// llama2.c checkpoints (Sample "models/NAME.bin") and GGUF files
+// ("models/NAME.gguf", such as the constructed induction model).
 const ModelsDir = "models/"
 
 // Computes are the values of State.Compute.
@@ -353,9 +354,13 @@ func SampleKind(v string) (string, error) {
 		}
 		return "file", nil
 	case strings.HasPrefix(v, ModelsDir):
-		base, ok := strings.CutSuffix(strings.TrimPrefix(v, ModelsDir), ".bin")
+		name := strings.TrimPrefix(v, ModelsDir)
+		base, ok := strings.CutSuffix(name, ".bin")
+		if !ok {
+			base, ok = strings.CutSuffix(name, ".gguf")
+		}
 		if path.Clean(v) != v || !ok || !isFileName(base+".npy") {
-			return "", fmt.Errorf("%q is not a model in %s (want NAME.bin)", v, ModelsDir)
+			return "", fmt.Errorf("%q is not a model in %s (want NAME.bin or NAME.gguf)", v, ModelsDir)
 		}
 		return "model", nil
 	case strings.HasPrefix(v, SamplesDir):
@@ -367,11 +372,11 @@ func SampleKind(v string) (string, error) {
 	case isName(v):
 		return "preset", nil
 	}
-	return "", fmt.Errorf("%q is neither a preset name, %sFILE nor %sNAME.bin", v, SamplesDir, ModelsDir)
+	return "", fmt.Errorf("%q is neither a preset name, %sFILE nor %sNAME.bin or .gguf", v, SamplesDir, ModelsDir)
 }
 
 // IsModel reports whether the view's sample is a model (a bundled
-// llama2.c checkpoint, a local .bin or .gguf file, or a local Hugging Face
+// llama2.c checkpoint or GGUF file, a local .bin or .gguf file, or a local Hugging Face
 // folder, "file:NAME/"): the sample is then the model's run of Prompt,
 // Task and Depth.
 func (s State) IsModel() bool {
@@ -476,6 +481,9 @@ func (s State) Source() *wire.Source {
 		return nil
 	case kind == "url":
 		return &wire.Source{Kind: "url", URL: s.Sample}
+	case kind == "model" && strings.HasSuffix(s.Sample, ".gguf"):
+		// A GGUF file carries its tokenizer.
+		return &wire.Source{Kind: "checkpoint", URL: s.Sample, Prompt: s.PromptRequest()}
 	case kind == "model":
 		return &wire.Source{Kind: "llama", URL: s.Sample, Prompt: s.PromptRequest()}
 	}

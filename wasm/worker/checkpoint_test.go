@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"bytes"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/haeols/haeols/core/eval"
 	"github.com/haeols/haeols/core/llama"
 	"github.com/haeols/haeols/core/model"
+	"github.com/haeols/haeols/core/model/induction"
 	"github.com/haeols/haeols/core/model/quant"
 	"github.com/haeols/haeols/core/model/transformer"
 	"github.com/haeols/haeols/internal/bytemodel"
@@ -396,5 +399,49 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	e.Handle(wire.Request{Op: wire.OpLoad, Source: src}, map[string][]byte{"config.json": big, "model.safetensors": big}, rc.emit, nil)
 	if r := rc.last(); !strings.Contains(r.Error, "MiB in all") {
 		t.Errorf("two files over the limit in all: %q", r.Error)
+	}
+}
+
+// TestLoadInductionURL loads the constructed induction model the way the
+// app opens a bundled GGUF file (a "checkpoint" source with the URL of
+// one of its own files, models/induction.gguf) and runs a pass-key
+// prompt: the full cache finds the key, streaming at 0.1 loses it.
+func TestLoadInductionURL(t *testing.T) {
+	if testing.Short() && runtime.GOOS == "js" {
+		t.Skip("slow under Node")
+	}
+	ck, err := induction.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := model.WriteGGUF(&buf, ck, model.GGUFOptions{Name: "induction"}); err != nil {
+		t.Fatal(err)
+	}
+	const url = "models/induction.gguf"
+	e := &Engine{Fetch: func(u string) ([]byte, error) {
+		if u != url {
+			return nil, fmt.Errorf("no file %s", u)
+		}
+		return buf.Bytes(), nil
+	}}
+	rc := &recorder{t: t}
+	src := &wire.Source{Kind: "checkpoint", URL: url, Prompt: &wire.Prompt{Task: "passkey", Tokens: 400, Depth: 0.3, Gen: 4}}
+	e.Handle(wire.Request{ID: 1, Op: wire.OpLoad, Source: src}, nil, rc.emit, nil)
+	r := rc.last()
+	if r.Error != "" || r.Info == nil || r.Info.Eval == nil || !r.Done {
+		t.Fatalf("load %s: %+v", url, r)
+	}
+	if ev := r.Info.Eval; ev.Model != "induction.gguf" || !ev.Tokenizer || ev.NeedleAcc != 1 || len(ev.Needles) != 5 {
+		t.Fatalf("model %q, tokenizer %v, needle_acc %v, needles %v; want induction.gguf, true, 1, five", ev.Model, ev.Tokenizer, ev.NeedleAcc, ev.Needles)
+	}
+	got := evalAll(t, e, []string{"full", "streaming"}, wire.Params{Ratio: 0.1, Lambda: core.DefaultLambda, Phi: core.DefaultPhi, Tau: core.DefaultTau})
+	if got["full"].NeedleAcc != 1 || got["streaming"].NeedleAcc != 0 {
+		t.Errorf("needle_acc: full %v, streaming@0.1 %v; want 1 and 0", got["full"].NeedleAcc, got["streaming"].NeedleAcc)
+	}
+	// Not one of the app's files: refused before any fetch.
+	e.Handle(wire.Request{ID: 2, Op: wire.OpLoad, Source: &wire.Source{Kind: "checkpoint", URL: "https://example.com/x.gguf"}}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, "only relative urls") {
+		t.Errorf("a remote url: %+v", r)
 	}
 }

@@ -108,19 +108,32 @@ func (e *Engine) runSource(st *lmState, src *wire.Source, progress func(float64)
 	return e.runPrompt(st, p, progress)
 }
 
-// loadCheckpoint decodes a GGUF file or the files of a Hugging Face folder
-// (core/model.Decode: the weights stay in their quant type, aliasing the
-// files' bytes) with the tokenizer they carry, as `haeols eval` opens
-// them, and runs the source's prompt.
+// loadCheckpoint decodes a GGUF file (one of the app's own, src.URL, or
+// the person's) or the files of a Hugging Face folder (core/model.Decode:
+// the weights stay in their quant type, aliasing the files' bytes) with
+// the tokenizer they carry, as `haeols eval` opens them, and runs the
+// source's prompt.
 func (e *Engine) loadCheckpoint(req wire.Request, bufs map[string][]byte, progress func(float64)) (string, error) {
 	src := req.Source
-	files, err := checkpointFiles(src, bufs)
-	if err != nil {
-		return "", err
-	}
-	name := src.Name
-	if name == "" {
-		name = src.Files[0]
+	var files map[string][]byte
+	var name string
+	if src.URL != "" {
+		data, n, err := e.fetchLocal(src.URL)
+		if err != nil {
+			return "", err
+		}
+		if len(data) > MaxFileBytes {
+			return "", fmt.Errorf("load %s: %w", src.URL, fileTooLarge(int64(len(data))))
+		}
+		files, name = map[string][]byte{n: data}, n
+	} else {
+		var err error
+		if files, err = checkpointFiles(src, bufs); err != nil {
+			return "", err
+		}
+		if name = src.Name; name == "" {
+			name = src.Files[0]
+		}
 	}
 	ck, err := model.Decode(files)
 	if err != nil {

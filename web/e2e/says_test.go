@@ -73,6 +73,46 @@ func TestAppSaysKJV(t *testing.T) {
 	t.Logf("screenshot %s", p)
 }
 
+// TestAppSaysInduction opens the constructed induction model that `make
+// web` always bundles (models/induction.gguf) on the pass-key task: the
+// full cache answers the key, and every compared method's numbers, its
+// needle_acc included, equal `haeols eval -json` on the same file to the
+// last bit.
+func TestAppSaysInduction(t *testing.T) {
+	appSetup(t)
+	site := StartSite(t)
+	b := NewBrowser(t)
+	const methods = "hae-ols,snapkv,streaming,lowrank"
+	b.Navigate(site.URL + "index.html?sample=models/induction.gguf&task=passkey&depth=0.3&ratio=0.3&compute=cpu&methods=" + methods)
+	b.WaitFor(saysAllDone, 180*time.Second, saysState)
+	got := MustEval[saysShown](b, saysShownJS)
+	doc := cliEval(t, "-task", "passkey", "-depths", "0.3", "-tokens", "384", "-gen", "32", "-ratios", "0.3", "-methods", methods,
+		filepath.Join(DistDir(), "models", "induction.gguf"))
+	if got.Seq != doc.Sequences[0].Text {
+		t.Errorf("sequence text:\n browser %q\n CLI     %q", got.Seq, doc.Sequences[0].Text)
+	}
+	saysMatchesCLI(t, got, doc)
+	if n := MustEval[int](b, `document.querySelectorAll(".says .seq .needle").length`); n != 5 {
+		t.Errorf("%d needle tokens marked in the sequence, want the key's 5 digits", n)
+	}
+	if acc := got.Rows["lowrank"]["needle_acc"]; acc != "1" {
+		t.Errorf("lowrank at 0.3: needle_acc %s, want 1 (as the CLI finds)", acc)
+	}
+	if acc := got.Rows["streaming"]["needle_acc"]; acc != "0" {
+		t.Errorf("streaming at 0.3, the key at depth 0.3 of 384 tokens: needle_acc %s, want 0", acc)
+	}
+	appShot(t, b, "app-says-induction-passkey")
+	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#says"))
+	if err != nil {
+		t.Fatalf("screenshot of the view: %v", err)
+	}
+	p := filepath.Join(ArtifactsDir(), "app-says-induction-view.png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (README's assets/screenshot-says.png)", p)
+}
+
 // byteModel writes a small random llama2.c model with byte tokens (vocab
 // 259: 0 <unk>, 1 BOS, 2 EOS, 3+b the byte b) and its tokenizer file
 // into dir, as cmd/haeols's tests do.
