@@ -67,11 +67,19 @@ func (m *Model) Head(l, h int) (*Group, int, error) {
 }
 
 // Run compresses the cache of query head h's KV head in layer l with the
-// method at p and evaluates it on h.
+// method at p (at its share of the model's budget under p.Budget) and
+// evaluates it on h.
 func (m *Model) Run(method string, p Params, l, h int) (Metrics, *Cache, error) {
 	g, hi, err := m.Head(l, h)
 	if err != nil {
 		return Metrics{}, nil, err
+	}
+	if !IsUniform(p.Budget) {
+		a, err := m.Allocate(method, p)
+		if err != nil {
+			return Metrics{}, nil, err
+		}
+		p = a.ParamsOf(p, g.Layer, g.KV)
 	}
 	c, err := g.Compress(method, p)
 	if err != nil {

@@ -3,6 +3,8 @@ package core
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Params are the knobs of a compression: the ratio and the HAE-OLS parameters
@@ -17,6 +19,11 @@ type Params struct {
 	// Summaries, when > 0, fixes the number of summary tokens instead of
 	// deriving it from Phi.
 	Summaries int
+	// Budget is the policy sharing the total of Ratio among the model's KV
+	// heads (Budgets; "" is BudgetUniform). It acts where a whole model is
+	// compressed (Model.Run, Model.Sweep, core/eval); Group.Compress takes
+	// one head's own ratio (Allocation.ParamsOf).
+	Budget string
 }
 
 // Defaults of HAE-OLS.md §2-§3. DefaultTau is 1 (the SVD stage off), not the
@@ -57,6 +64,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("params: recent %d out of range", p.Recent)
 	case p.Summaries < 0 || p.Summaries > 1<<20:
 		return fmt.Errorf("params: summaries %d out of range", p.Summaries)
+	case !IsUniform(p.Budget) && !slices.Contains(Budgets, p.Budget):
+		return fmt.Errorf("params: budget %q: unknown policy (known: %s)", p.Budget, strings.Join(Budgets, ", "))
 	}
 	return nil
 }

@@ -60,6 +60,9 @@ type Cell struct {
 	Ratio  float64
 	Method string
 	Params Params
+	// Alloc is the share of each KV head under Params.Budget (nil:
+	// uniform).
+	Alloc *Allocation
 	// Metrics has one entry per head of the sweep, in its order; nil when
 	// the method has no result at this ratio (NA).
 	Metrics []Metrics
@@ -131,6 +134,17 @@ func (m *Model) Sweep(ctx context.Context, sw Sweep) ([]Cell, error) {
 		}
 		for mi, name := range sw.Methods {
 			cells[ri*len(sw.Methods)+mi] = Cell{Ratio: r, Method: name, Params: p, Metrics: make([]Metrics, len(heads))}
+		}
+	}
+	for i := range cells {
+		c := &cells[i]
+		if IsUniform(c.Params.Budget) {
+			continue
+		}
+		if c.Alloc, err = m.Allocate(c.Method, c.Params); err != nil && !errors.Is(err, ErrDoesNotFit) && !errors.Is(err, ErrNeedsKV) {
+			return nil, fmt.Errorf("sweep: %s at ratio %g: %w", c.Method, c.Ratio, err)
+		} else if err != nil {
+			c.NA, c.Cause = NAReason(err), err
 		}
 	}
 	total := len(cells) * len(groups)
@@ -217,18 +231,25 @@ func (m *Model) sweepJob(sw *Sweep, c *Cell, l, kv int, idx []int, heads []HeadR
 	if err != nil {
 		return err
 	}
+	if c.Cause != nil {
+		return c.Cause
+	}
+	p := c.Params
+	if c.Alloc != nil {
+		p = c.Alloc.ParamsOf(p, l, kv)
+	}
 	var cache *Cache
 	if sw.Compress != nil {
-		cache, err = sw.Compress(g, c.Method, c.Params)
+		cache, err = sw.Compress(g, c.Method, p)
 	} else {
-		cache, err = g.Compress(c.Method, c.Params)
+		cache, err = g.Compress(c.Method, p)
 	}
 	if err != nil {
 		return err
 	}
 	for _, i := range idx {
 		if hi := g.HeadIndex(heads[i].Head); sw.Evaluate != nil {
-			c.Metrics[i] = sw.Evaluate(g, c.Method, c.Params, cache, hi)
+			c.Metrics[i] = sw.Evaluate(g, c.Method, p, cache, hi)
 		} else {
 			c.Metrics[i] = g.Evaluate(cache, hi)
 		}

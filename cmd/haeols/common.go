@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -144,6 +145,7 @@ func methodsHelp() string {
 type paramFlags struct {
 	lambda, phi, tau      *float64
 	sinks, recent, summar *int
+	budget                *string
 	maxMem                *int // not a parameter: the limit on the analyses' memory, MiB
 }
 
@@ -156,6 +158,8 @@ func addParamFlags(fs *flag.FlagSet) *paramFlags {
 		sinks:  fs.Int("sinks", d.Sinks, "always-kept first tokens"),
 		recent: fs.Int("recent", d.Recent, "always-kept last tokens of the prefix"),
 		summar: fs.Int("summaries", d.Summaries, "HAE-OLS summary count; 0 derives it from -phi"),
+		budget: fs.String("budget", core.BudgetUniform, "how the ratio's total memory is shared among the KV heads: "+strings.Join(core.Budgets, ", ")+
+			" (uniform: each the ratio; pyramid: more for lower layers, as PyramidKV; adakv: by attention mass across a layer's heads, as AdaKV; hae: where the method's calibration error falls fastest per slot)"),
 		maxMem: fs.Int("max-mem", 0, fmt.Sprintf("most memory the analyses of all KV heads and the running compressions may take, MiB (0: the larger of %d MiB and %d x the sample's size); a sample over it is refused, and fewer compressions run at once where all would not fit", core.MinAnalysisBytes>>20, core.AnalysisRatio)),
 	}
 }
@@ -165,6 +169,9 @@ func (f *paramFlags) params(ratio float64) (core.Params, error) {
 	p := core.DefaultParams(ratio)
 	p.Lambda, p.Phi, p.Tau = *f.lambda, *f.phi, *f.tau
 	p.Sinks, p.Recent, p.Summaries = *f.sinks, *f.recent, *f.summar
+	if p.Budget = *f.budget; !slices.Contains(core.Budgets, p.Budget) {
+		return p, usagef("-budget %q: want one of %s", p.Budget, strings.Join(core.Budgets, ", "))
+	}
 	in01 := func(name string, v float64) error {
 		if !(v >= 0 && v <= 1) {
 			return usagef("-%s %v outside [0, 1]", name, v)

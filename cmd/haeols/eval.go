@@ -191,6 +191,7 @@ func cmdEval(e *env, args []string) error {
 	endBar()
 
 	doc := evalDocument(displayName(pos[0]), codec, runs)
+	doc.Budget = *pf.budget
 	if *csvPath != "" {
 		err := writeOutput("csv", *csvPath, e.stdout, []string{pos[0], *tokPath}, func(w io.Writer) error { return writeEvalCSV(w, doc) })
 		if err != nil {
@@ -361,6 +362,7 @@ type evalRun struct {
 type evalDoc struct {
 	Model     string       `json:"model"`
 	Tokenizer bool         `json:"tokenizer"`
+	Budget    string       `json:"budget"` // -budget: the policy sharing each ratio among the KV heads
 	Sequences []evalSeqDoc `json:"sequences"`
 	Records   []evalRecord `json:"records"`
 
@@ -522,6 +524,9 @@ func printEvalTables(w io.Writer, doc *evalDoc, ratios []float64, methods []stri
 	what := fmt.Sprintf("%d tokens, prefix %d compressed, %d continued, free run %d", s0.Tokens, s0.Prefix, s0.Continued, s0.Gen)
 	if len(doc.Sequences) > 1 {
 		what = fmt.Sprintf("%d sequences (%s: %d tokens, prefix %d), means over them", len(doc.Sequences), s0.Task, s0.Tokens, s0.Prefix)
+	}
+	if !core.IsUniform(doc.Budget) {
+		what += "; every ratio's memory shared among the KV heads by -budget " + doc.Budget
 	}
 	fmt.Fprintf(w, "%s: %s\n", termsafe.String(doc.Model), what)
 	var fullFound, fullSpans int

@@ -408,6 +408,8 @@ func TestBadInput(t *testing.T) {
 		{"ratio 1.5", []string{"run", "-ratio", "1.5", p}, exitUsage, []string{"-ratio 1.5 outside (0, 1]"}},
 		{"ratio abc", []string{"run", "-ratio", "abc", p}, exitUsage, []string{"-ratio", `"abc"`}},
 		{"lambda 2", []string{"run", "-lambda", "2", p}, exitUsage, []string{"-lambda 2 outside [0, 1]"}},
+		{"unknown budget", []string{"run", "-budget", "even", p}, exitUsage, []string{`-budget "even"`, "uniform, pyramid, adakv, hae"}},
+		{"sweep unknown budget", []string{"sweep", "-budget", "", p}, exitUsage, []string{`-budget ""`}},
 		{"layer out of range", []string{"run", "-layer", "3", p}, exitUsage, []string{"-layer 3", "0..0"}},
 		{"head out of range", []string{"run", "-head", "2", p}, exitUsage, []string{"-head 2", "0..1"}},
 		{"two files", []string{"run", p, p}, exitUsage, []string{"too many arguments"}},

@@ -105,7 +105,11 @@ func printRunTables(w io.Writer, metric string, heads []headID, cells []cell) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nMean over %d head(s) at ratio %g (the model-level number is the mean %s):\n", len(heads), cells[0].Ratio, cn[0])
+	budget := ""
+	if b := cells[0].Params.Budget; !core.IsUniform(b) {
+		budget = ", the memory shared among KV heads by -budget " + b + " (each head's share in its ratio column)"
+	}
+	fmt.Fprintf(w, "\nMean over %d head(s) at ratio %g%s (the model-level number is the mean %s):\n", len(heads), cells[0].Ratio, budget, cn[0])
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "method\t%s\t%s\tworst %s\t%s\tcos\tratio\t%s\t\n", cn[0], cn[1], cn[1], cn[3], cn[4])
 	for _, c := range cells {
@@ -201,10 +205,15 @@ type jsonParams struct {
 	Sinks     int     `json:"sinks"`
 	Recent    int     `json:"recent"`
 	Summaries int     `json:"summaries"`
+	Budget    string  `json:"budget"`
 }
 
 func toJSONParams(p core.Params) jsonParams {
-	return jsonParams{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: p.Tau, Sinks: p.Sinks, Recent: p.Recent, Summaries: p.Summaries}
+	b := p.Budget
+	if b == "" {
+		b = core.BudgetUniform
+	}
+	return jsonParams{Ratio: p.Ratio, Lambda: p.Lambda, Phi: p.Phi, Tau: p.Tau, Sinks: p.Sinks, Recent: p.Recent, Summaries: p.Summaries, Budget: b}
 }
 
 // runDoc is the JSON document of haeols run -json.

@@ -402,6 +402,13 @@ func (r *Reference) free(run kvcache.Runner, res *Result, stop func() bool) erro
 func (r *Reference) Compress(method string, p core.Params) ([]kvcache.Prefix, float64, error) {
 	sh := r.shape
 	pre := make([]kvcache.Prefix, sh.Layers*sh.KVHeads)
+	var alloc *core.Allocation
+	if !core.IsUniform(p.Budget) {
+		var err error
+		if alloc, err = r.Model.Allocate(method, p); err != nil {
+			return nil, 0, fmt.Errorf("eval: %s at ratio %g, budget %s: %w", method, p.Ratio, p.Budget, err)
+		}
+	}
 	var bits, full int64
 	for l := 0; l < sh.Layers; l++ {
 		for kv := 0; kv < sh.KVHeads; kv++ {
@@ -409,7 +416,11 @@ func (r *Reference) Compress(method string, p core.Params) ([]kvcache.Prefix, fl
 			if err != nil {
 				return nil, 0, fmt.Errorf("eval: layer %d KV head %d: %w", l, kv, err)
 			}
-			c, err := g.Compress(method, p)
+			q := p
+			if alloc != nil {
+				q = alloc.ParamsOf(p, l, kv)
+			}
+			c, err := g.Compress(method, q)
 			if err != nil {
 				return nil, 0, fmt.Errorf("eval: %s at ratio %g, layer %d KV head %d: %w", method, p.Ratio, l, kv, err)
 			}

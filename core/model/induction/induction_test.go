@@ -96,3 +96,45 @@ func ExampleCheckpoint() {
 	fmt.Println(c.Layers, "layers,", c.Heads, "heads of", c.HeadDim, "over", c.Vocab, "byte tokens")
 	// Output: 2 layers, 8 heads of 224 over 259 byte tokens
 }
+
+// TestBudgetFindsRetrievalLayer: on this model the retrieval happens in
+// the last layer, so the budget policies that share one total differently
+// change the answer. At 0.5, uniform streaming loses a key at depth 0.1;
+// -budget hae (measured calibration error) moves the memory to the layer
+// that needs it and keeps the key, and the pyramid, which starves the last
+// layer, loses it. The memory used is the same.
+func TestBudgetFindsRetrievalLayer(t *testing.T) {
+	ck, err := Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.New(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ref := reference(t, m.Decoder("induction"), ck.Tokenizer, 1024, 0.1)
+	want := map[string]float64{core.BudgetUniform: 0, core.BudgetHAE: 1, core.BudgetPyramid: 0}
+	var used []float64
+	for _, b := range []string{core.BudgetUniform, core.BudgetHAE, core.BudgetPyramid} {
+		p := core.DefaultParams(0.5)
+		p.Budget = b
+		res, err := ref.Evaluate("streaming", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.NeedleAcc != want[b] {
+			t.Errorf("streaming at 0.5, budget %s: needle_acc %v, want %v", b, res.NeedleAcc, want[b])
+		}
+		used = append(used, res.Used)
+		a, err := ref.Model.Allocate("streaming", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("budget %s: slots per layer %v, used %.4f, kl %.3g, needle_acc %v", b, a.Slots, res.Used, res.KL, res.NeedleAcc)
+	}
+	for _, u := range used[1:] {
+		if math.Abs(u-used[0]) > 0.01 {
+			t.Errorf("used %v: the policies spend different memory", used)
+		}
+	}
+}
