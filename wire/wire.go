@@ -205,7 +205,13 @@ type Params struct {
 	Lambda float64 `json:"lambda"`
 	Phi    float64 `json:"phi"`
 	Tau    float64 `json:"tau"`
+	// Budget is the policy sharing Ratio's total among the KV heads
+	// (Budgets; "" is uniform).
+	Budget string `json:"budget,omitempty"`
 }
+
+// Budgets are the budget policies (core.Budgets), the default first.
+var Budgets = []string{"uniform", "pyramid", "adakv", "hae"}
 
 // Response is the worker's answer. Exactly one of the payload fields is set,
 // or Error (a message for the user; the worker keeps its previous state).

@@ -11,6 +11,7 @@
 package state
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/url"
@@ -93,6 +94,9 @@ type State struct {
 	Panel string
 	// Compute is where the core computes: one of Computes.
 	Compute string
+	// Budget is how the ratio's total memory is shared among the KV
+	// heads: one of wire.Budgets.
+	Budget string
 	// Prompt, Task and Depth are what a model sample (a llama2.c
 	// checkpoint, a GGUF file or a Hugging Face folder, IsModel) runs:
 	// the prompt's text for a model with a tokenizer
@@ -107,7 +111,7 @@ type State struct {
 func Default() State {
 	s := State{
 		Sample: DefaultSample, Methods: slices.Clone(DefaultMethods), Method: DefaultMethod,
-		Panel: DefaultPanel, Compute: DefaultCompute, Depth: DefaultDepth,
+		Panel: DefaultPanel, Compute: DefaultCompute, Depth: DefaultDepth, Budget: wire.Budgets[0],
 	}
 	s.SetParams(DefaultParams())
 	return s
@@ -225,6 +229,13 @@ func Parse(q url.Values) (State, []string) {
 			s.Panel = v
 		} else {
 			warn("panel: %q is not one of %s; using %q", v, strings.Join(Panels, ", "), DefaultPanel)
+		}
+	}
+	if v, ok := get(q, "budget"); ok {
+		if slices.Contains(wire.Budgets, v) {
+			s.Budget = v
+		} else {
+			warn("budget: %q is not one of %s; using %q", v, strings.Join(wire.Budgets, ", "), wire.Budgets[0])
 		}
 	}
 	if v, ok := get(q, "compute"); ok {
@@ -413,6 +424,7 @@ func (s State) Values() url.Values {
 		"tau":     {Fmt(s.Tau)},
 		"panel":   {s.Panel},
 		"compute": {s.Compute},
+		"budget":  {cmp.Or(s.Budget, wire.Budgets[0])},
 	}
 	s.promptValues(v)
 	return v
@@ -465,12 +477,19 @@ func (s State) EmbedQuery() string {
 
 // Params are the method parameters of the view.
 func (s State) Params() wire.Params {
-	return wire.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
+	p := wire.Params{Ratio: s.Ratio, Lambda: s.Lambda, Phi: s.Phi, Tau: s.Tau}
+	if s.Budget != wire.Budgets[0] {
+		p.Budget = s.Budget
+	}
+	return p
 }
 
 // SetParams sets the method parameters of the view.
 func (s *State) SetParams(p wire.Params) {
 	s.Ratio, s.Lambda, s.Phi, s.Tau = p.Ratio, p.Lambda, p.Phi, p.Tau
+	if s.Budget = p.Budget; s.Budget == "" {
+		s.Budget = wire.Budgets[0]
+	}
 }
 
 // Source says how the worker gets the view's sample. A local file has no

@@ -25,6 +25,7 @@ func TestParseGood(t *testing.T) {
 		{"primary added", "methods=topk&method=quant", func(s *State) { s.Methods = []string{"quant", "topk"}; s.Method = "quant" }},
 		{"panel", "panel=diff", func(s *State) { s.Panel = "diff" }},
 		{"compute", "compute=gpu", func(s *State) { s.Compute = "gpu" }},
+		{"budget", "budget=adakv", func(s *State) { s.Budget = "adakv" }},
 		{"last value wins", "ratio=0.3&ratio=0.4", func(s *State) { s.Ratio = 0.4 }},
 		{"leading ?", "?head=1", func(s *State) { s.Head = 1 }},
 	}
@@ -70,6 +71,7 @@ func TestParseBad(t *testing.T) {
 		{"methods one bad", "methods=hae-ols,<b>", func(s *State) { s.Methods = []string{"hae-ols"} }, `methods: "<b>" is not a method name`},
 		{"panel bad", "panel=left", func(*State) {}, `panel: "left" is not one of`},
 		{"compute bad", "compute=cuda", func(*State) {}, `compute: "cuda" is not one of auto, cpu, gpu`},
+		{"budget bad", "budget=even", func(*State) {}, `budget: "even" is not one of uniform, pyramid, adakv, hae`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,9 +92,9 @@ func TestRoundTrip(t *testing.T) {
 	states := []State{
 		Default(),
 		{Sample: "samples/needle.safetensors", Layer: 1, Head: 3, Methods: []string{"snapkv", "hae-ols", "quant"}, Method: "quant",
-			Ratio: 0.07, Lambda: 0.1, Phi: 0.333, Tau: 0.95, Panel: "comp", Compute: "gpu"},
-		{Sample: "tiny", Methods: []string{"full"}, Method: "full", Ratio: 1, Lambda: 1, Phi: 0, Tau: 1, Panel: "diff", Compute: "cpu"},
-		{Sample: "default", Methods: []string{"hae-ols"}, Method: "hae-ols", Ratio: 0.1 + 0.2, Lambda: 0.25, Phi: 0.25, Tau: 0.99, Panel: "orig", Compute: "gpu"},
+			Ratio: 0.07, Lambda: 0.1, Phi: 0.333, Tau: 0.95, Panel: "comp", Compute: "gpu", Budget: "hae"},
+		{Sample: "tiny", Methods: []string{"full"}, Method: "full", Ratio: 1, Lambda: 1, Phi: 0, Tau: 1, Panel: "diff", Compute: "cpu", Budget: "uniform"},
+		{Sample: "default", Methods: []string{"hae-ols"}, Method: "hae-ols", Ratio: 0.1 + 0.2, Lambda: 0.25, Phi: 0.25, Tau: 0.99, Panel: "orig", Compute: "gpu", Budget: "pyramid"},
 	}
 	for _, s := range states {
 		q := s.Encode()

@@ -1592,3 +1592,49 @@ func TestPreload(t *testing.T) {
 		}
 	}
 }
+
+// TestGridBudgetMatchesCore: under a budget policy the grid and the
+// selected head's view give each head its share of the model's budget,
+// the numbers of core.Model.Grid under the same policy.
+func TestGridBudgetMatchesCore(t *testing.T) {
+	if !slices.Equal(wire.Budgets, core.Budgets) {
+		t.Errorf("wire.Budgets %v, core.Budgets %v", wire.Budgets, core.Budgets)
+	}
+	e, rc, m := loaded(t, "induction")
+	for _, budget := range []string{"pyramid", "hae"} {
+		rc.out = nil
+		p := defParams
+		p.Ratio, p.Budget = 0.2, budget
+		e.Handle(wire.Request{ID: 2, Op: wire.OpGrid, Method: "hae-ols", Params: p}, nil, rc.emit, nil)
+		if r := rc.last(); r.Error != "" || !r.Done || r.Grid == nil || r.Grid.NA != "" {
+			t.Fatalf("%s: %+v", budget, r)
+		}
+		native, err := m.Grid("hae-ols", coreParams(p), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shares := map[float64]bool{}
+		for _, s := range rc.out {
+			for _, c := range s.r.Grid.Cells {
+				want := native[c.Layer*m.Sample.H+c.Head]
+				shares[c.Asked] = true
+				if c.Err != want.Err || c.Asked != want.Asked {
+					t.Errorf("%s L%d H%d: err %v asked %v, core %v %v", budget, c.Layer, c.Head, c.Err, c.Asked, want.Err, want.Asked)
+				}
+			}
+		}
+		if len(shares) < 2 {
+			t.Errorf("%s: every head got the same share %v", budget, shares)
+		}
+		rh := &recorder{t: t}
+		e.Handle(wire.Request{ID: 3, Op: wire.OpHead, Method: "hae-ols", Params: p, Layer: 1, Head: 2}, nil, rh.emit, nil)
+		if h := rh.last().Head; h == nil || h.Metrics.Err != native[m.Sample.H+2].Err || h.Metrics.Asked != native[m.Sample.H+2].Asked {
+			t.Errorf("%s: the head view %+v, core %+v", budget, rh.last().Head, native[m.Sample.H+2])
+		}
+	}
+	rc.out = nil
+	e.Handle(wire.Request{ID: 4, Op: wire.OpGrid, Method: "hae-ols", Params: wire.Params{Ratio: 0.2, Lambda: 0.25, Phi: 0.25, Tau: 1, Budget: "even"}}, nil, rc.emit, nil)
+	if r := rc.last(); !strings.Contains(r.Error, `budget "even"`) {
+		t.Errorf("an unknown budget: %+v", r)
+	}
+}

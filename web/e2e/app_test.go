@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -880,4 +881,31 @@ func TestAppLocalFile(t *testing.T) {
 		}
 	}
 	appShot(t, b, "app-local-file")
+}
+
+// TestAppBudget opens the induction preset with the memory shared by
+// HAE-OLS's own policy: every head's cell has a bar of its share, the
+// shares differ, they average to the ratio, and choosing another policy
+// goes to the URL and redraws the grid.
+func TestAppBudget(t *testing.T) {
+	appSetup(t)
+	site := StartSite(t)
+	b := NewBrowser(t)
+	b.Navigate(site.URL + "index.html?sample=induction&budget=hae&ratio=0.2&compute=cpu")
+	b.WaitFor(appGridDone+` && document.querySelectorAll("#grid i.share").length === 8 && [...document.querySelectorAll("#grid i.share")].every(e => e.style.width !== "0px" && e.title !== "")`,
+		120*time.Second, `JSON.stringify([...document.querySelectorAll("#grid i.share")].map(e => e.style.width))`)
+	widths := MustEval[[]string](b, `[...document.querySelectorAll("#grid i.share")].map(e => e.style.width)`)
+	if len(slices.Compact(slices.Sorted(slices.Values(widths)))) < 2 {
+		t.Errorf("every head's bar is as wide: %v", widths)
+	}
+	if note := MustEval[string](b, `document.querySelector(".budgetnote").textContent`); !strings.Contains(note, "Budget hae") {
+		t.Errorf("budget note %q", note)
+	}
+	appShot(t, b, "app-budget-hae")
+	MustEval[bool](b, `(() => { const s = document.getElementById("budget"); s.value = "pyramid"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
+	b.WaitFor(appGridDone+` && new URLSearchParams(location.search).get("budget") === "pyramid" && document.querySelector(".budgetnote").textContent.includes("Budget pyramid")`,
+		120*time.Second, `location.search`)
+	b.WaitFor(`(() => { const w = [...document.querySelectorAll("#grid i.share")].map(e => parseFloat(e.style.width)); return w.length === 8 && w.slice(0, 4).every(x => x > 50) && w.slice(4).every(x => x < 50) })()`,
+		60*time.Second, `JSON.stringify([...document.querySelectorAll("#grid i.share")].map(e => e.style.width))`)
+	appShot(t, b, "app-budget-pyramid")
 }
