@@ -902,6 +902,15 @@ func TestAppBudget(t *testing.T) {
 		t.Errorf("budget note %q", note)
 	}
 	appShot(t, b, "app-budget-hae")
+	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(".gridview"))
+	if err != nil {
+		t.Fatalf("screenshot of the grid: %v", err)
+	}
+	p := filepath.Join(ArtifactsDir(), "app-budget-grid.png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (README's assets/screenshot-budget.png)", p)
 	MustEval[bool](b, `(() => { const s = document.getElementById("budget"); s.value = "pyramid"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
 	b.WaitFor(appGridDone+` && new URLSearchParams(location.search).get("budget") === "pyramid" && document.querySelector(".budgetnote").textContent.includes("Budget pyramid")`,
 		120*time.Second, `location.search`)
