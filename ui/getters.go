@@ -246,6 +246,9 @@ func (c *Root) Explanation() []string {
 // HeadTitle names the selected head and its numbers.
 func (c *Root) HeadTitle() string {
 	s := fmt.Sprintf("Layer %d, head %d — %s at ratio %s", c.S.Layer, c.S.Head, c.S.Method, state.Fmt(c.S.Ratio))
+	if c.head != nil && c.head.NA == "" && c.S.Budget != wire.Budgets[0] && c.head.Metrics.Asked > 0 {
+		s = fmt.Sprintf("Layer %d, head %d — %s, its %s share %s of ratio %s", c.S.Layer, c.S.Head, c.S.Method, c.S.Budget, Fmt2(c.head.Metrics.Asked), state.Fmt(c.S.Ratio))
+	}
 	if c.head != nil && c.head.NA == "" {
 		s += " — err " + Pct(c.head.Metrics.Err)
 	}

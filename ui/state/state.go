@@ -28,7 +28,7 @@ import (
 // Defaults of the view; the method parameters' are the core's
 // (core.DefaultRatio, core.DefaultParams).
 const (
-	DefaultSample = "default"
+	DefaultSample = wire.DefaultPreset
 	DefaultMethod = "hae-ols"
 	DefaultPanel  = "all"
 	// DefaultCompute is where the core computes: "auto" is a hardware GPU

@@ -12,7 +12,6 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/gpu"
-	"github.com/haeols/haeols/ui/state"
 	"github.com/haeols/haeols/wire"
 )
 
@@ -51,12 +50,15 @@ func Run() {
 		// for the GPU it will ask for while the page starts, and, with
 		// cores to spare (PreloadMinCores), make its sample when it is a
 		// preset (generated here; the page asks for it once it started).
-		st, _ := state.ParseQuery(self.Get("location").Get("search").String())
-		if st.Compute != "cpu" {
-			w.E.Probe(st.Compute)
+		compute, preset := wire.Hints(self.Get("location").Get("search").String())
+		if compute == "" {
+			compute = "auto"
+		}
+		if compute != "cpu" {
+			w.E.Probe(compute)
 		}
 		if cores.Type() == js.TypeNumber && cores.Int() >= PreloadMinCores {
-			preload = st.Source()
+			preload = preset
 		}
 	}
 

@@ -901,6 +901,8 @@ func TestAppBudget(t *testing.T) {
 	if note := MustEval[string](b, `document.querySelector(".budgetnote").textContent`); !strings.Contains(note, "Budget hae") {
 		t.Errorf("budget note %q", note)
 	}
+	// The selected head's title says its own share.
+	b.WaitFor(`document.getElementById("head-title").textContent.includes("its hae share")`, 60*time.Second, `document.getElementById("head-title").textContent`)
 	appShot(t, b, "app-budget-hae")
 	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(".gridview"))
 	if err != nil {

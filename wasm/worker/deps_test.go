@@ -1,0 +1,32 @@
+package worker
+
+import (
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestDependsOnCoreAndWireOnly: the worker (its browser build) imports
+// the core, the messages and the project's internal helpers, none of the
+// page's packages (ui/...).
+func TestDependsOnCoreAndWireOnly(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("needs the go command")
+	}
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".")
+	cmd.Env = append(cmd.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		rest, ok := strings.CutPrefix(p, "github.com/haeols/haeols/")
+		if !ok {
+			continue
+		}
+		if top, _, _ := strings.Cut(rest, "/"); top != "core" && top != "wire" && top != "internal" && rest != "wasm/worker" {
+			t.Errorf("wasm/worker (GOOS=js) imports %s", p)
+		}
+	}
+}
