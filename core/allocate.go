@@ -72,10 +72,45 @@ func (a *Allocation) ParamsOf(p Params, l, kv int) Params {
 // IsUniform reports whether the budget policy is the uniform one.
 func IsUniform(budget string) bool { return budget == "" || budget == BudgetUniform }
 
+// allocKey names an allocation of a model: the method and the whole
+// parameters.
+type allocKey struct {
+	method string
+	p      Params
+}
+
+type allocEntry struct {
+	a   *Allocation
+	err error
+}
+
+// maxAllocs bounds the allocations a Model keeps (a slider's steps).
+const maxAllocs = 64
+
 // Allocate shares the budget of p.Ratio among the model's KV heads by
 // p.Budget; method is the one BudgetHAE measures. The allocation does not
-// depend on anything but the sample, the policy, the method and p.
+// depend on anything but the sample, the policy, the method and p; the
+// model keeps it, so every caller shares one (do not modify it).
 func (m *Model) Allocate(method string, p Params) (*Allocation, error) {
+	k := allocKey{method, p}
+	m.allocMu.Lock()
+	e, ok := m.allocs[k]
+	m.allocMu.Unlock()
+	if ok {
+		return e.a, e.err
+	}
+	a, err := m.allocate(method, p)
+	m.allocMu.Lock()
+	if m.allocs == nil || len(m.allocs) >= maxAllocs {
+		m.allocs = map[allocKey]allocEntry{}
+	}
+	m.allocs[k] = allocEntry{a, err}
+	m.allocMu.Unlock()
+	return a, err
+}
+
+// allocate is Allocate without the memo.
+func (m *Model) allocate(method string, p Params) (*Allocation, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

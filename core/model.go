@@ -15,6 +15,9 @@ type Model struct {
 	Sample *sample.Sample
 	Opt    Options
 	slots  []groupSlot
+
+	allocMu sync.Mutex
+	allocs  map[allocKey]allocEntry // Allocate's results, by method and parameters
 }
 
 type groupSlot struct {

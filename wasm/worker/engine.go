@@ -93,7 +93,6 @@ type Engine struct {
 	info   *wire.Info
 	caches map[cacheKey]*cacheEntry
 	order  []cacheKey
-	allocs map[allocKey]*allocEntry // the budget allocations of the model, by method and parameters
 	// focus is the view of the last head asked for (layer, query head,
 	// method, parameters, panel), at the slider step focusStep, reached
 	// by a move in the direction focusDir (the sign of the last move of
@@ -130,7 +129,6 @@ type MapsSink interface {
 func (e *Engine) setModel(m *core.Model) {
 	e.model = m
 	e.gen++
-	e.allocs = nil
 }
 
 // mapsKey names the unchanging part of a head's maps.
@@ -313,7 +311,7 @@ func (e *Engine) dropGPU(err error, emit Emit) {
 			e.setModel(m)
 		}
 	}
-	e.caches, e.order, e.focus, e.allocs = nil, nil, nil, nil
+	e.caches, e.order, e.focus = nil, nil, nil
 	e.compute = wire.Compute{Device: "cpu", Note: "the GPU failed (" + strings.TrimPrefix(err.Error(), "gpu: ") + "); computing on the CPU."}
 	c := e.compute
 	emit(wire.Response{ID: e.computeID, Op: wire.OpCompute, Compute: &c, Done: true}, nil)
@@ -423,7 +421,7 @@ func (e *Engine) load(req wire.Request, bufs map[string][]byte, emit Emit) error
 	}
 	e.lm = nil
 	e.info = infoOf(name, s)
-	e.caches, e.order, e.focus, e.allocs = nil, nil, nil, nil
+	e.caches, e.order, e.focus = nil, nil, nil
 	emit(wire.Response{ID: req.ID, Op: req.Op, Info: e.info, Progress: 1, Done: true}, nil)
 	return nil
 }
@@ -518,7 +516,7 @@ func (e *Engine) setCompute(req wire.Request, emit Emit) error {
 			return fmt.Errorf("compute: %w", err)
 		}
 		e.setModel(m)
-		e.caches, e.order, e.focus, e.allocs = nil, nil, nil, nil
+		e.caches, e.order, e.focus = nil, nil, nil
 	}
 	e.accel, e.compute, e.computeID = accel, c, req.ID
 	emit(wire.Response{ID: req.ID, Op: req.Op, Compute: &c, Done: true}, nil)
@@ -574,7 +572,7 @@ func infoOf(name string, s *sample.Sample) *wire.Info {
 func (e *Engine) compress(l, kv int, method string, p core.Params) (*core.Cache, error) {
 	if !core.IsUniform(p.Budget) {
 		// The head's share of the model's budget (core.Model.Allocate).
-		a, err := e.allocate(method, p)
+		a, err := e.model.Allocate(method, p)
 		if err != nil {
 			return nil, err
 		}
@@ -1093,30 +1091,4 @@ func (e *Engine) curve(req wire.Request, emit Emit, check Check) error {
 	}
 	emit(wire.Response{ID: req.ID, Op: req.Op, Curve: cv, Progress: 1, Done: true}, nil)
 	return nil
-}
-
-// allocKey names a budget allocation: the method and the whole
-// parameters (Budget set).
-type allocKey struct {
-	method string
-	p      core.Params
-}
-
-type allocEntry struct {
-	a   *core.Allocation
-	err error
-}
-
-// allocate returns the model's (kept) allocation for method at p.
-func (e *Engine) allocate(method string, p core.Params) (*core.Allocation, error) {
-	k := allocKey{method, p}
-	if ae, ok := e.allocs[k]; ok {
-		return ae.a, ae.err
-	}
-	a, err := e.model.Allocate(method, p)
-	if e.allocs == nil || len(e.allocs) >= maxCaches {
-		e.allocs = map[allocKey]*allocEntry{}
-	}
-	e.allocs[k] = &allocEntry{a, err}
-	return a, err
 }

@@ -286,7 +286,7 @@ func (e *Engine) runPrompt(st *lmState, p wire.Prompt, progress func(float64)) e
 	e.setModel(model)
 	e.info = infoOf(st.name, s)
 	e.info.Eval = st.info
-	e.caches, e.order, e.focus, e.allocs = nil, nil, nil, nil
+	e.caches, e.order, e.focus = nil, nil, nil
 	return nil
 }
 

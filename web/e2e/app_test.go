@@ -253,6 +253,21 @@ func mustJSON(ss []string) string {
 // again (a resize of its iframe clears the renderer's canvas, which a
 // screenshot taken at once shows black), captures the viewport and puts
 // the viewport back.
+// elementShot saves a screenshot of the first element matching sel as
+// NAME.png among the artifacts and logs where, with what it is for.
+func elementShot(t *testing.T, b *Browser, sel, name, use string) {
+	t.Helper()
+	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(sel))
+	if err != nil {
+		t.Fatalf("screenshot of %s: %v", sel, err)
+	}
+	p := filepath.Join(ArtifactsDir(), name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s%s", p, use)
+}
+
 func appShot(t *testing.T, b *Browser, name string) {
 	t.Helper()
 	size := MustEval[struct{ W, H float64 }](b, `({W: document.documentElement.clientWidth, H: document.documentElement.scrollHeight})`)
@@ -904,15 +919,7 @@ func TestAppBudget(t *testing.T) {
 	// The selected head's title says its own share.
 	b.WaitFor(`document.getElementById("head-title").textContent.includes("its hae share")`, 60*time.Second, `document.getElementById("head-title").textContent`)
 	appShot(t, b, "app-budget-hae")
-	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot(".gridview"))
-	if err != nil {
-		t.Fatalf("screenshot of the grid: %v", err)
-	}
-	p := filepath.Join(ArtifactsDir(), "app-budget-grid.png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s (README's assets/screenshot-budget.png)", p)
+	elementShot(t, b, ".gridview", "app-budget-grid", " (README's assets/screenshot-budget.png)")
 	MustEval[bool](b, `(() => { const s = document.getElementById("budget"); s.value = "pyramid"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
 	b.WaitFor(appGridDone+` && new URLSearchParams(location.search).get("budget") === "pyramid" && document.querySelector(".budgetnote").textContent.includes("Budget pyramid")`,
 		120*time.Second, `location.search`)

@@ -62,15 +62,7 @@ func TestAppSaysKJV(t *testing.T) {
 	MustEval[bool](b, `(() => { window.scrollTo(0, 0); return true })()`)
 	b.WaitFor(saysAllDone, 180*time.Second, saysState)
 	appShot(t, b, "app-says-kjv3m-passkey")
-	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#says"))
-	if err != nil {
-		t.Fatalf("screenshot of the view: %v", err)
-	}
-	p := filepath.Join(ArtifactsDir(), "app-says-view.png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s", p)
+	elementShot(t, b, "#says", "app-says-view", "")
 }
 
 // TestAppSaysInduction opens the constructed induction model that `make
@@ -102,15 +94,7 @@ func TestAppSaysInduction(t *testing.T) {
 		t.Errorf("streaming at 0.3, the key at depth 0.3 of 384 tokens: needle_acc %s, want 0", acc)
 	}
 	appShot(t, b, "app-says-induction-passkey")
-	png, err := chromedp.Run(b.Ctx, chromedp.Screenshot("#says"))
-	if err != nil {
-		t.Fatalf("screenshot of the view: %v", err)
-	}
-	p := filepath.Join(ArtifactsDir(), "app-says-induction-view.png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot %s (README's assets/screenshot-says.png)", p)
+	elementShot(t, b, "#says", "app-says-induction-view", " (README's assets/screenshot-says.png)")
 }
 
 // byteModel writes a small random llama2.c model with byte tokens (vocab

@@ -7,6 +7,7 @@ import (
 
 	"github.com/haeols/haeols/core"
 	"github.com/haeols/haeols/core/eval"
+	"github.com/haeols/haeols/core/model"
 	"github.com/haeols/haeols/core/model/transformer"
 )
 
@@ -25,11 +26,9 @@ func reference(t testing.TB, lm eval.LM, codec eval.Codec, n int, depth float64)
 	return b, ref
 }
 
-// TestPassKey checks the construction's promise: with the full cache the
-// model answers the pass key at every depth of 1K and 4K contexts, and a
-// cache that dropped the key (streaming keeps only the first and the most
-// recent positions; at depth 0 the key is in neither) cannot.
-func TestPassKey(t *testing.T) {
+// decoder is the checkpoint and its forward pass.
+func decoder(t testing.TB) (*model.Checkpoint, eval.LM) {
+	t.Helper()
 	ck, err := Checkpoint()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +37,15 @@ func TestPassKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lm := m.Decoder("induction")
+	return ck, m.Decoder("induction")
+}
+
+// TestPassKey checks the construction's promise: with the full cache the
+// model answers the pass key at every depth of 1K and 4K contexts, and a
+// cache that dropped the key (streaming keeps only the first and the most
+// recent positions; at depth 0 the key is in neither) cannot.
+func TestPassKey(t *testing.T) {
+	ck, lm := decoder(t)
 	for _, n := range []int{1024, 4096} {
 		if n > 1024 && testing.Short() {
 			continue
@@ -104,15 +111,8 @@ func ExampleCheckpoint() {
 // that needs it and keeps the key, and the pyramid, which starves the last
 // layer, loses it. The memory used is the same.
 func TestBudgetFindsRetrievalLayer(t *testing.T) {
-	ck, err := Checkpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := transformer.New(ck)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ref := reference(t, m.Decoder("induction"), ck.Tokenizer, 1024, 0.1)
+	ck, lm := decoder(t)
+	_, ref := reference(t, lm, ck.Tokenizer, 1024, 0.1)
 	want := map[string]float64{core.BudgetUniform: 0, core.BudgetHAE: 1, core.BudgetPyramid: 0}
 	var used []float64
 	for _, b := range []string{core.BudgetUniform, core.BudgetHAE, core.BudgetPyramid} {
