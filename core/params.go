@@ -24,6 +24,11 @@ type Params struct {
 	// compressed (Model.Run, Model.Sweep, core/eval); Group.Compress takes
 	// one head's own ratio (Allocation.ParamsOf).
 	Budget string
+	// Recompress, when > 0, re-compresses the whole cache every Recompress
+	// positions while decoding, into the memory of the first compression
+	// (core/eval; docs/METHOD.md). 0 compresses the prefix once. Like
+	// Budget it acts where a model decodes; Group.Compress ignores it.
+	Recompress int
 }
 
 // Defaults of HAE-OLS.md §2-§3. DefaultTau is 1 (the SVD stage off), not the
@@ -64,6 +69,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("params: recent %d out of range", p.Recent)
 	case p.Summaries < 0 || p.Summaries > 1<<20:
 		return fmt.Errorf("params: summaries %d out of range", p.Summaries)
+	case p.Recompress < 0 || p.Recompress > 1<<20:
+		return fmt.Errorf("params: recompress %d out of range", p.Recompress)
 	case !IsUniform(p.Budget) && !slices.Contains(Budgets, p.Budget):
 		return fmt.Errorf("params: budget %q: unknown policy (known: %s)", p.Budget, strings.Join(Budgets, ", "))
 	}

@@ -38,6 +38,8 @@ queries, keys and values computed by the compressed run), and -gen tokens
 are generated greedily after the prefix. Per ratio, a table gives per method:
 
   used        memory of the compressed caches over the full prefix cache's
+  peak        the most memory the cache held while continuing (compressed
+              rows and exact new tokens) over the full prefix cache's
   kl          mean KL(p_full || p_method) in nats over the continuation
   kl_max      the largest
   agree       share of positions whose most likely token is the full cache's
@@ -50,7 +52,10 @@ greedy tokens up to -tokens; or a task: -task passkey (filler text, a key
 planted at each of -depths, the question at the end; -trials keys per depth,
 and a table of needle_acc against depth) or -task copy (a list of words, then
 filler, then the list again). Without -z the tasks are built from token ids
-(the model's own text as filler). -json prints one JSON document instead of
+(the model's own text as filler). -recompress K re-compresses the whole
+cache every K continued or generated tokens into the first compression's
+memory (summary tokens carried over, evicted tokens gone for good), so peak
+stays within used + K/prefix. -json prints one JSON document instead of
 tables; -csv writes one row per sequence, ratio and method; -v prints the
 free runs side by side.
 
@@ -78,6 +83,7 @@ func cmdEval(e *env, args []string) error {
 	csvPath := fs.String("csv", "", "write one CSV row per sequence, ratio and method to this file")
 	verbose := fs.Bool("v", false, "print the free runs, full cache and method side by side")
 	workers := fs.Int("workers", 0, "goroutines (0: all CPUs)")
+	recompress := fs.Int("recompress", 0, "re-compress the whole cache every K continued or generated tokens, within the first compression's memory (0: compress the prefix once)")
 	pf := addParamFlags(fs)
 	pos, err := parse(e, fs, args, evalUsage, 1)
 	if err != nil {
@@ -108,6 +114,8 @@ func cmdEval(e *env, args []string) error {
 		return usagef("-gen %d: want >= 0", *gen)
 	case *workers < 0:
 		return usagef("-workers %d: want >= 0", *workers)
+	case *recompress < 0 || *recompress > 1<<20:
+		return usagef("-recompress %d: want 0 (once) to %d", *recompress, 1<<20)
 	case *trials < 1 || *trials > 1000:
 		return usagef("-trials %d: want 1 to 1000", *trials)
 	case *passage < 2:
@@ -147,6 +155,7 @@ func cmdEval(e *env, args []string) error {
 	var jobs []eval.Job
 	for _, r := range ratios {
 		p, _ := pf.params(r)
+		p.Recompress = *recompress
 		for _, mt := range methods {
 			jobs = append(jobs, eval.Job{Method: mt, Params: p})
 		}
@@ -192,6 +201,7 @@ func cmdEval(e *env, args []string) error {
 
 	doc := evalDocument(displayName(pos[0]), codec, runs)
 	doc.Budget = *pf.budget
+	doc.Recompress = *recompress
 	if *csvPath != "" {
 		err := writeOutput("csv", *csvPath, e.stdout, []string{pos[0], *tokPath}, func(w io.Writer) error { return writeEvalCSV(w, doc) })
 		if err != nil {
@@ -360,11 +370,14 @@ type evalRun struct {
 
 // evalDoc is the JSON document of haeols eval -json.
 type evalDoc struct {
-	Model     string       `json:"model"`
-	Tokenizer bool         `json:"tokenizer"`
-	Budget    string       `json:"budget"` // -budget: the policy sharing each ratio among the KV heads
-	Sequences []evalSeqDoc `json:"sequences"`
-	Records   []evalRecord `json:"records"`
+	Model     string `json:"model"`
+	Tokenizer bool   `json:"tokenizer"`
+	Budget    string `json:"budget"` // -budget: the policy sharing each ratio among the KV heads
+	// Recompress is -recompress: the cache is re-compressed every so many
+	// decoded tokens (0: once).
+	Recompress int          `json:"recompress"`
+	Sequences  []evalSeqDoc `json:"sequences"`
+	Records    []evalRecord `json:"records"`
 
 	codec eval.Codec // nil without a tokenizer
 }
@@ -477,13 +490,13 @@ func share(b []bool) float64 {
 
 // evalAgg is one method at one ratio over the sequences.
 type evalAgg struct {
-	n, na                       int
-	naWhy                       string
-	used, kl, klMax, agree, ppl float64
-	pplN                        int
-	diverge                     float64
-	found, spans                int
-	byDepth                     map[float64][2]int // found, spans
+	n, na                             int
+	naWhy                             string
+	used, peak, kl, klMax, agree, ppl float64
+	pplN                              int
+	diverge                           float64
+	found, spans                      int
+	byDepth                           map[float64][2]int // found, spans
 }
 
 func (a *evalAgg) add(r *evalRecord, depth float64) {
@@ -494,6 +507,7 @@ func (a *evalAgg) add(r *evalRecord, depth float64) {
 	}
 	a.n++
 	a.used += float64(r.Used)
+	a.peak = max(a.peak, float64(r.Peak))
 	a.kl += float64(r.KL)
 	a.klMax = max(a.klMax, float64(r.KLMax))
 	a.agree += float64(r.Agree)
@@ -527,6 +541,9 @@ func printEvalTables(w io.Writer, doc *evalDoc, ratios []float64, methods []stri
 	}
 	if !core.IsUniform(doc.Budget) {
 		what += "; every ratio's memory shared among the KV heads by -budget " + doc.Budget
+	}
+	if doc.Recompress > 0 {
+		what += fmt.Sprintf("; the cache re-compressed every %d tokens", doc.Recompress)
 	}
 	fmt.Fprintf(w, "%s: %s\n", termsafe.String(doc.Model), what)
 	var fullFound, fullSpans int
@@ -570,14 +587,14 @@ func printEvalTables(w io.Writer, doc *evalDoc, ratios []float64, methods []stri
 	for _, ratio := range ratios {
 		fmt.Fprintf(w, "\nratio %g:\n", ratio)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "method\tused\tkl\tkl_max\tagree\tppl_ratio\tdiverge\tneedle_acc\t\n")
+		fmt.Fprint(tw, "method\tused\tpeak\tkl\tkl_max\tagree\tppl_ratio\tdiverge\tneedle_acc\t\n")
 		for _, m := range methods {
 			a := aggs[key(ratio, m)]
 			if a == nil {
 				continue
 			}
 			if a.n == 0 {
-				fmt.Fprintf(tw, "%s\tn/a (%s)\t\t\t\t\t\t\t\n", m, a.naWhy)
+				fmt.Fprintf(tw, "%s\tn/a (%s)\t\t\t\t\t\t\t\t\n", m, a.naWhy)
 				continue
 			}
 			n := float64(a.n)
@@ -593,7 +610,7 @@ func printEvalTables(w io.Writer, doc *evalDoc, ratios []float64, methods []stri
 			if a.n > 1 {
 				div = strconv.FormatFloat(a.diverge/n, 'f', 1, 64)
 			}
-			fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", m, a.used/n, fmtFloat(a.kl/n), fmtFloat(a.klMax), a.agree/n, fmtFloat(ppl), div, acc)
+			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%s\t%.3f\t%s\t%s\t%s\t\n", m, a.used/n, a.peak, fmtFloat(a.kl/n), fmtFloat(a.klMax), a.agree/n, fmtFloat(ppl), div, acc)
 		}
 		tw.Flush()
 		if !byDepth {
@@ -626,7 +643,7 @@ func printEvalTables(w io.Writer, doc *evalDoc, ratios []float64, methods []stri
 }
 
 // evalColumns are the CSV columns of haeols eval -csv.
-var evalColumns = []string{"sequence", "task", "depth", "ratio", "method", "status", "used", "kl", "kl_max", "agree", "ppl_ratio", "diverge", "needle_acc"}
+var evalColumns = []string{"sequence", "task", "depth", "ratio", "method", "status", "used", "kl", "kl_max", "agree", "ppl_ratio", "diverge", "needle_acc", "peak", "rounds"}
 
 // writeEvalCSV writes one row per sequence, ratio and method.
 func writeEvalCSV(w io.Writer, doc *evalDoc) error {
@@ -642,10 +659,11 @@ func writeEvalCSV(w io.Writer, doc *evalDoc) error {
 		}
 		row := []string{strconv.Itoa(r.Sequence), s.Task, depth, csvFloat(r.Ratio), r.Method}
 		if r.NA != "" {
-			row = append(row, "n/a: "+r.NA, "", "", "", "", "", "", "")
+			row = append(row, "n/a: "+r.NA, "", "", "", "", "", "", "", "", "")
 		} else {
 			row = append(row, "ok", csvFloat(float64(r.Used)), csvFloat(float64(r.KL)), csvFloat(float64(r.KLMax)), csvFloat(float64(r.Agree)),
-				csvFloat(float64(r.PPLRatio)), strconv.Itoa(int(r.Diverge)), csvFloat(float64(r.NeedleAcc)))
+				csvFloat(float64(r.PPLRatio)), strconv.Itoa(int(r.Diverge)), csvFloat(float64(r.NeedleAcc)),
+				csvFloat(float64(r.Peak)), strconv.Itoa(r.Rounds))
 		}
 		if err := cw.Write(row); err != nil {
 			return err

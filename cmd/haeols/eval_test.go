@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -147,6 +148,51 @@ func TestEvalTablesAndCSV(t *testing.T) {
 	}
 }
 
+// TestEvalRecompress checks -recompress in the JSON and the table: the
+// cache re-compressed every 8 tokens holds at most its budget plus 8
+// positions, where compressing once lets it grow by the whole continuation.
+func TestEvalRecompress(t *testing.T) {
+	model, _ := byteModel(t)
+	peak := map[string]float64{}
+	for _, k := range []string{"0", "8"} {
+		code, out, errOut := cli(t, "eval", "-json", "-recompress", k, "-tokens", "160", "-prefix", "96", "-ratios", "0.5", "-methods", "streaming,hae-ols", "-gen", "24", model)
+		if code != 0 {
+			t.Fatalf("-recompress %s: exit %d: %s", k, code, errOut)
+		}
+		var doc struct {
+			Recompress int              `json:"recompress"`
+			Records    []map[string]any `json:"records"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(doc.Recompress) != k || len(doc.Records) != 2 {
+			t.Fatalf("-recompress %s: document says %d, %d records", k, doc.Recompress, len(doc.Records))
+		}
+		for _, r := range doc.Records {
+			m := r["method"].(string)
+			rounds, p := r["rounds"].(float64), r["peak"].(float64)
+			peak[k+m] = p
+			want := 0.0
+			if k == "8" {
+				want = 7 // 64 continued positions, a re-compression before every 8 after the first
+			}
+			if rounds != want {
+				t.Errorf("-recompress %s %s: %v rounds, want %v", k, m, rounds, want)
+			}
+		}
+	}
+	for _, m := range []string{"streaming", "hae-ols"} {
+		if once, every := peak["0"+m], peak["8"+m]; once < 64.0/96 || every > 0.5+8.0/96+1e-9 {
+			t.Errorf("%s: peak %v compressing once, %v re-compressing every 8", m, once, every)
+		}
+	}
+	code, out, errOut := cli(t, "eval", "-recompress", "8", "-tokens", "160", "-prefix", "96", "-ratios", "0.5", "-methods", "streaming", "-gen", "8", model)
+	if code != 0 || !strings.Contains(out, "the cache re-compressed every 8 tokens") || !strings.Contains(out, "peak") {
+		t.Errorf("table: exit %d %s\n%s", code, errOut, out)
+	}
+}
+
 // TestEvalWorkers checks that the JSON does not depend on -workers.
 func TestEvalWorkers(t *testing.T) {
 	model, _ := byteModel(t)
@@ -185,6 +231,7 @@ func TestEvalUsage(t *testing.T) {
 		{[]string{"-depths", "NaN", "-task", "passkey", model}, "-depths"},
 		{[]string{"-tokens", "-5", model}, "-tokens"},
 		{[]string{"-gen", "-1", model}, "-gen -1: want >= 0"},
+		{[]string{"-recompress", "-3", model}, "-recompress -3: want 0 (once)"},
 		{[]string{}, "want one MODEL.bin argument"},
 	} {
 		code, _, errOut := cli(t, append([]string{"eval"}, c.args...)...)

@@ -167,7 +167,8 @@ func PrepareProgress(lm LM, seq Sequence, opt core.Options, progress func(done, 
 	if err != nil {
 		return nil, fmt.Errorf("eval: model %s: %w", lm.Name(), err)
 	}
-	r.Free, _ = r.freeRun(lm.NewRun(kvc, nil), nil)
+	run := lm.NewRun(kvc, nil)
+	r.Free, _ = r.freeRun(func(token, pos int) ([]float32, error) { return run.Forward(token, pos), nil }, nil)
 	return r, nil
 }
 
@@ -236,7 +237,7 @@ var ErrStopped = errors.New("eval: stopped")
 // the prefill's last prediction, each next one fed back at the following
 // position. It calls stop (when not nil) before each forward pass and
 // returns ErrStopped when it says so.
-func (r *Reference) freeRun(run kvcache.Runner, stop func() bool) ([]int, error) {
+func (r *Reference) freeRun(step func(token, pos int) ([]float32, error), stop func() bool) ([]int, error) {
 	g, prefix := r.Seq.Gen, r.Seq.Prefix
 	if g == 0 {
 		return []int{}, nil
@@ -247,7 +248,11 @@ func (r *Reference) freeRun(run kvcache.Runner, stop func() bool) ([]int, error)
 		if stop != nil && stop() {
 			return nil, ErrStopped
 		}
-		out[i] = argmax(run.Forward(out[i-1], prefix+i-1))
+		lg, err := step(out[i-1], prefix+i-1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = argmax(lg)
 	}
 	return out, nil
 }
@@ -283,6 +288,12 @@ type Result struct {
 	// when the sequence marks no answers).
 	Found     []bool
 	NeedleAcc float64
+	// Rounds is the number of re-compressions of the teacher-forced
+	// continuation (Params.Recompress; 0 without), Peak the most memory
+	// its cache held (compressed rows and exact continuation) over the
+	// full prefix cache's.
+	Rounds int
+	Peak   float64
 }
 
 // Plain is r as plain data for JSON: its numbers as result.Num, NaN for
@@ -291,10 +302,11 @@ func (r *Result) Plain() result.Eval {
 	e := result.Eval{Method: r.Method, NA: r.NA}
 	if r.NA != "" {
 		nan := result.Num(math.NaN())
-		e.Used, e.KL, e.KLMax, e.Agree, e.PPLRatio, e.Diverge, e.NeedleAcc = nan, nan, nan, nan, nan, nan, nan
+		e.Used, e.Peak, e.KL, e.KLMax, e.Agree, e.PPLRatio, e.Diverge, e.NeedleAcc = nan, nan, nan, nan, nan, nan, nan, nan
 		return e
 	}
 	e.Used, e.KL, e.KLMax, e.Agree = result.Num(r.Used), result.Num(r.KL), result.Num(r.KLMax), result.Num(r.Agree)
+	e.Peak, e.Rounds = result.Num(r.Peak), r.Rounds
 	e.PPLRatio, e.Diverge, e.NeedleAcc = result.Num(r.PPLRatio), result.Num(r.Diverge), result.Num(r.NeedleAcc)
 	e.Found, e.Top, e.Free = r.Found, r.Top, r.Free
 	e.KLs = make([]result.Num, len(r.KLs))
@@ -307,14 +319,19 @@ func (r *Result) Plain() result.Eval {
 // Evaluate compresses every layer's and KV head's prefix cache with the
 // method at p and measures the continuation and the free run against the
 // reference. A method that cannot fit p.Ratio gives a Result with NA set
-// and no error.
+// and no error. With p.Recompress = K > 0 the cache is re-compressed every
+// K positions of the continuation and of the free run (decoder).
 func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
-	res, kvc, run, err := r.forced(method, p)
+	res, d, err := r.forced(method, p)
 	if err != nil || res.NA != "" {
 		return res, err
 	}
-	kvc.Reset()
-	r.free(run, res, nil)
+	if err := d.reset(); err != nil {
+		return nil, err
+	}
+	if err := r.free(d, res, nil); err != nil {
+		return r.noRoom(res, err)
+	}
 	return res, nil
 }
 
@@ -323,7 +340,7 @@ func (r *Reference) Evaluate(method string, p core.Params) (*Result, error) {
 // ppl_ratio, needle_acc), equal to Evaluate's, at the cost of the
 // continuation alone. FreeRun gives the rest.
 func (r *Reference) EvaluateForced(method string, p core.Params) (*Result, error) {
-	res, _, _, err := r.forced(method, p)
+	res, _, err := r.forced(method, p)
 	if err == nil && res.NA == "" {
 		res.Diverge = -1
 	}
@@ -337,51 +354,68 @@ func (r *Reference) EvaluateForced(method string, p core.Params) (*Result, error
 // forward pass (and may do other work meanwhile); when it returns true,
 // FreeRun returns ErrStopped.
 func (r *Reference) FreeRun(method string, p core.Params, stop func() bool) ([]int, int, error) {
-	pre, _, err := r.Compress(method, p)
+	d, _, err := r.newDecoder(method, p)
 	if err != nil {
 		return nil, 0, err
 	}
-	kvc, err := kvcache.NewCompressed(r.shape, r.Seq.Prefix, r.capacity(), pre)
-	if err != nil {
-		return nil, 0, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
-	}
 	res := &Result{}
-	if err := r.free(r.LM.NewRun(kvc, nil), res, stop); err != nil {
+	if err := r.free(d, res, stop); err != nil {
+		if errors.Is(err, errNoRoom) {
+			return nil, 0, fmt.Errorf("eval: %s at ratio %g: %w: %w", method, p.Ratio, core.ErrDoesNotFit, err)
+		}
+		if errors.Is(err, core.ErrDoesNotFit) {
+			return nil, 0, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
+		}
 		return nil, 0, err
 	}
 	return res.Free, res.Diverge, nil
 }
 
-// forced compresses the caches with the method at p and runs the
-// continuation teacher-forced from them, returning the result so far
-// (NA set when the method does not fit) with its cache and run.
-func (r *Reference) forced(method string, p core.Params) (*Result, *kvcache.Compressed, kvcache.Runner, error) {
-	res := &Result{Method: method, Ratio: p.Ratio}
-	pre, used, err := r.Compress(method, p)
-	if errors.Is(err, core.ErrDoesNotFit) {
-		res.NA = core.NAReason(err)
-		return res, nil, nil, nil
+// noRoom turns a re-compression that found no room, or a method that
+// cannot fit what a re-compression leaves it, into res's NA.
+func (r *Reference) noRoom(res *Result, err error) (*Result, error) {
+	na := &Result{Method: res.Method, Ratio: res.Ratio}
+	var room *noRoomError
+	switch {
+	case errors.As(err, &room):
+		na.NA = room.Error()
+	case errors.Is(err, core.ErrDoesNotFit):
+		na.NA = "re-compressed: " + core.NAReason(err)
+	default:
+		return nil, err
 	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	res.Used = used
-	kvc, err := kvcache.NewCompressed(r.shape, r.Seq.Prefix, r.capacity(), pre)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
-	}
-	run := r.LM.NewRun(kvc, nil)
-	if err := r.continueForced(run, res); err != nil {
-		return nil, nil, nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
-	}
-	return res, kvc, run, nil
+	return na, nil
 }
 
-// free generates the free run from run's cache (holding the prefix only)
+// forced compresses the caches with the method at p and runs the
+// continuation teacher-forced from them, returning the result so far
+// (NA set when the method does not fit) with its decoder.
+func (r *Reference) forced(method string, p core.Params) (*Result, *decoder, error) {
+	res := &Result{Method: method, Ratio: p.Ratio}
+	d, used, err := r.newDecoder(method, p)
+	if errors.Is(err, core.ErrDoesNotFit) {
+		res.NA = core.NAReason(err)
+		return res, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	res.Used = used
+	if err := r.continueForced(d, res); err != nil {
+		if na, err2 := r.noRoom(res, err); err2 == nil {
+			return na, nil, nil
+		}
+		return nil, nil, fmt.Errorf("eval: %s at ratio %g: %w", method, p.Ratio, err)
+	}
+	res.Rounds, res.Peak = d.rounds, float64(d.peak)/float64(d.fullBits)
+	return res, d, nil
+}
+
+// free generates the free run from d's cache (holding the prefix only)
 // into res, and where it parts from the reference's; stop as freeRun's.
-func (r *Reference) free(run kvcache.Runner, res *Result, stop func() bool) error {
+func (r *Reference) free(d *decoder, res *Result, stop func() bool) error {
 	var err error
-	if res.Free, err = r.freeRun(run, stop); err != nil {
+	if res.Free, err = r.freeRun(d.step, stop); err != nil {
 		return err
 	}
 	res.Diverge = len(res.Free)
@@ -400,21 +434,39 @@ func (r *Reference) free(run kvcache.Runner, res *Result, stop func() bool) erro
 // prefix cache's. Errors wrap core.ErrDoesNotFit when the method cannot
 // fit p.Ratio.
 func (r *Reference) Compress(method string, p core.Params) ([]kvcache.Prefix, float64, error) {
+	caches, groups, err := r.compress(method, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	pre := make([]kvcache.Prefix, len(caches))
+	var bits, full int64
+	for i, c := range caches {
+		pre[i] = PrefixOf(groups[i], c)
+		bits += c.Bits
+		full += c.Budget.FullBits
+	}
+	return pre, float64(bits) / float64(full), nil
+}
+
+// compress is Compress's caches, layer-major, with their groups.
+func (r *Reference) compress(method string, p core.Params) ([]*core.Cache, []*core.Group, error) {
 	sh := r.shape
-	pre := make([]kvcache.Prefix, sh.Layers*sh.KVHeads)
+	caches := make([]*core.Cache, sh.Layers*sh.KVHeads)
+	groups := make([]*core.Group, len(caches))
 	var alloc *core.Allocation
 	if !core.IsUniform(p.Budget) {
 		var err error
-		if alloc, err = r.Model.Allocate(method, p); err != nil {
-			return nil, 0, fmt.Errorf("eval: %s at ratio %g, budget %s: %w", method, p.Ratio, p.Budget, err)
+		ap := p
+		ap.Recompress = 0 // one allocation, however the cache is decoded
+		if alloc, err = r.Model.Allocate(method, ap); err != nil {
+			return nil, nil, fmt.Errorf("eval: %s at ratio %g, budget %s: %w", method, p.Ratio, p.Budget, err)
 		}
 	}
-	var bits, full int64
 	for l := 0; l < sh.Layers; l++ {
 		for kv := 0; kv < sh.KVHeads; kv++ {
 			g, err := r.Model.Group(l, kv)
 			if err != nil {
-				return nil, 0, fmt.Errorf("eval: layer %d KV head %d: %w", l, kv, err)
+				return nil, nil, fmt.Errorf("eval: layer %d KV head %d: %w", l, kv, err)
 			}
 			q := p
 			if alloc != nil {
@@ -422,14 +474,12 @@ func (r *Reference) Compress(method string, p core.Params) ([]kvcache.Prefix, fl
 			}
 			c, err := g.Compress(method, q)
 			if err != nil {
-				return nil, 0, fmt.Errorf("eval: %s at ratio %g, layer %d KV head %d: %w", method, p.Ratio, l, kv, err)
+				return nil, nil, fmt.Errorf("eval: %s at ratio %g, layer %d KV head %d: %w", method, p.Ratio, l, kv, err)
 			}
-			pre[l*sh.KVHeads+kv] = PrefixOf(g, c)
-			bits += c.Bits
-			full += c.Budget.FullBits
+			caches[l*sh.KVHeads+kv], groups[l*sh.KVHeads+kv] = c, g
 		}
 	}
-	return pre, float64(bits) / float64(full), nil
+	return caches, groups, nil
 }
 
 // PrefixOf returns the rows a query attends to in the compressed cache c of
@@ -467,14 +517,14 @@ func PrefixOf(g *core.Group, c *core.Cache) kvcache.Prefix {
 
 // continueForced feeds the continuation's tokens at their positions and
 // measures each prediction against the reference.
-func (r *Reference) continueForced(run kvcache.Runner, res *Result) error {
+func (r *Reference) continueForced(d *decoder, res *Result) error {
 	prefix, t := r.Seq.Prefix, r.T
 	res.KLs = make([]float64, t)
 	res.Top = make([]int, t+1)
 	res.Top[0] = r.Top[0]
 	var agree int
 	var nllM, nllF float64
-	err := forwardAll(run, r.Seq.Tokens[prefix:], prefix, func(pos int, logits []float32) error {
+	err := d.feed(r.Seq.Tokens[prefix:], prefix, func(pos int, logits []float32) error {
 		i := pos - prefix
 		lp, err := logSoftmax(logits)
 		if err != nil {

@@ -10,6 +10,11 @@ type Eval struct {
 	NA     string `json:"na,omitempty"`
 	// Used is the compressed caches' memory over the full prefix cache's.
 	Used Num `json:"used"`
+	// Peak is the most memory the cache held while continuing (compressed
+	// rows and the exact new positions) over the full prefix cache's;
+	// Rounds the re-compressions on the way (Params.Recompress).
+	Peak   Num `json:"peak"`
+	Rounds int `json:"rounds"`
 	// KL is the mean and KLMax the largest KL(p_full || p_method) in nats
 	// over the continuation's predictions; KLs has one per position.
 	KL    Num `json:"kl"`
