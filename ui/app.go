@@ -129,7 +129,7 @@ type Root struct {
 	models       []modelFile
 	evals        map[string]*wire.EvalResult
 	evalID       int
-	lastEvalKey  gridKey
+	lastEvalKey  evalKey
 	evalSentAt   float64
 	evalTimed    int
 	draft        string
@@ -257,7 +257,7 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 		c.head, c.curve = nil, nil
 		c.lastCurveKey, c.lastHeadKey, c.lastGridKey = curveKey{}, headKey{}, gridKey{}
 		c.gridQueue, c.gridMethod, c.curveWanted, c.curvePending = nil, "", false, false
-		c.evals, c.lastEvalKey = nil, gridKey{}
+		c.evals, c.lastEvalKey = nil, evalKey{}
 		if ev := r.Info.Eval; ev != nil {
 			c.draft = ev.Prompt.Text
 		}
@@ -445,6 +445,10 @@ type (
 		p               wire.Params
 		methods, method string
 	}
+	evalKey struct {
+		gridKey
+		recompress int
+	}
 	curveKey struct {
 		layer, head int
 		methods     string
@@ -473,10 +477,10 @@ func (c *Root) refresh() {
 		c.showStep(show)
 	}
 	gk := gridKey{p, strings.Join(c.S.Methods, ","), c.S.Method}
-	if c.Says() && gk != c.lastEvalKey {
+	if ek := (evalKey{gk, c.S.Recompress}); c.Says() && ek != c.lastEvalKey {
 		// End to end, right after the head: the primary method's numbers
 		// are what a slider move is for.
-		c.lastEvalKey = gk
+		c.lastEvalKey = ek
 		c.sendEval()
 	}
 	if gk != c.lastGridKey {

@@ -242,7 +242,7 @@ type saysCell struct {
 }
 
 // saysColumns are the table's metrics, as `haeols eval` names them.
-var saysColumns = []string{"used", "kl", "kl_max", "agree", "ppl_ratio", "diverge", "needle_acc"}
+var saysColumns = []string{"used", "peak", "kl", "kl_max", "agree", "ppl_ratio", "diverge", "needle_acc"}
 
 // saysCells are a result's numbers, in saysColumns order.
 func saysCells(r *wire.EvalResult, gen int) []saysCell {
@@ -266,7 +266,7 @@ func saysCells(r *wire.EvalResult, gen int) []saysCell {
 		}
 		return Fmt(x), strconv.FormatFloat(float64(x), 'g', -1, 64)
 	}
-	vals := []result.Num{r.Used, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.Diverge, r.NeedleAcc}
+	vals := []result.Num{r.Used, r.Peak, r.KL, r.KLMax, r.Agree, r.PPLRatio, r.Diverge, r.NeedleAcc}
 	for i := range cells {
 		if saysColumns[i] == "diverge" {
 			if r.FreePending {

@@ -99,7 +99,7 @@ func (c *Root) says() *wire.EvalInfo {
 // evalOf is the end-to-end result of method m at the current parameters,
 // nil until it came.
 func (c *Root) evalOf(m string) *wire.EvalResult {
-	if r := c.evals[m]; r != nil && r.Params == c.S.Params() {
+	if r := c.evals[m]; r != nil && r.Params == c.S.Params() && r.Recompress == c.S.Recompress {
 		return r
 	}
 	return nil
@@ -110,7 +110,7 @@ func (c *Root) evalOf(m string) *wire.EvalResult {
 func (c *Root) sendEval() {
 	ms := append([]string{c.S.Method}, slices.DeleteFunc(slices.Clone(c.S.Methods), func(m string) bool { return m == c.S.Method })...)
 	c.evalSentAt = now()
-	c.evalID = c.b.send(wire.Request{Op: wire.OpEval, Methods: ms, Params: c.S.Params(),
+	c.evalID = c.b.send(wire.Request{Op: wire.OpEval, Methods: ms, Params: c.S.Params(), Recompress: c.S.Recompress,
 		SentAt: js.Global().Get("performance").Get("timeOrigin").Float() + c.evalSentAt}, nil)
 }
 
@@ -217,6 +217,34 @@ func (c *Root) DepthOptions() []sampleOption {
 	return out
 }
 
+// RecompressOptions are the decoding choices: compress once, or
+// re-compress every K tokens.
+func (c *Root) RecompressOptions() []sampleOption {
+	var out []sampleOption
+	for _, k := range wire.Recompressions {
+		o := sampleOption{Value: strconv.Itoa(k), Label: "once", Title: "compress the prefix once; the continuation's exact keys and values add to it"}
+		if k > 0 {
+			o.Label = fmt.Sprintf("every %d tokens", k)
+			o.Title = fmt.Sprintf("re-compress the whole cache every %d decoded tokens, within the first compression's memory", k)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// RecompressValue is the decoding choice as the picker's value.
+func (c *Root) RecompressValue() string { return strconv.Itoa(c.S.Recompress) }
+
+// OnRecompress sets how often the cache is re-compressed while decoding.
+func (c *Root) OnRecompress(e vugu.DOMEvent) {
+	k, err := strconv.Atoi(e.PropString("target", "value"))
+	if err != nil || k == c.S.Recompress || !slices.Contains(wire.Recompressions, k) {
+		return
+	}
+	c.S.Recompress = k
+	c.refresh()
+}
+
 // Depth is the pass-key depth as the picker's value.
 func (c *Root) Depth() string { return state.Fmt(c.S.Depth) }
 
@@ -260,6 +288,13 @@ func (c *Root) SaysAbout() string {
 			}
 		}
 		s += fmt.Sprintf(" The full cache itself predicts %d of %d answer spans.", f, len(ev.Found))
+	}
+	if k := c.S.Recompress; k > 0 {
+		s += fmt.Sprintf(" While decoding, the cache is re-compressed every %d tokens into the first compression's memory", k)
+		if r := c.evalOf(c.S.Method); r != nil && r.NA == "" {
+			s += fmt.Sprintf(": %s re-compressed %d times and never held more than %s of the full prefix cache (peak; used %s)", c.S.Method, r.Rounds, Fmt(r.Peak), Fmt(r.Used))
+		}
+		s += "."
 	}
 	return s
 }

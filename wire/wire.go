@@ -125,6 +125,9 @@ type Request struct {
 	Compute string `json:"compute,omitempty"`
 	// Prompt is what OpPrompt runs.
 	Prompt *Prompt `json:"prompt,omitempty"`
+	// Recompress is OpEval's decoding: the cache re-compressed every so
+	// many decoded tokens (core.Params.Recompress; 0 compresses once).
+	Recompress int `json:"recompress,omitempty"`
 	// Shown is the view (ViewKey) the page asked its heatmap page to show
 	// from its ladder for this request: when the worker relayed those
 	// maps, it sends no maps again (HeadResult.MapsDirect).
@@ -209,6 +212,10 @@ type Params struct {
 	// (Budgets; "" is uniform).
 	Budget string `json:"budget,omitempty"`
 }
+
+// Recompressions are the browser's choices of Request.Recompress, the
+// default (once) first.
+var Recompressions = []int{0, 4, 8, 16, 32}
 
 // Budgets are the budget policies (core.Budgets), the default first.
 var Budgets = []string{"uniform", "pyramid", "adakv", "hae"}
@@ -325,7 +332,8 @@ type EvalInfo struct {
 // Diverge -1: the continuation's numbers are ready at half the cost),
 // then whole.
 type EvalResult struct {
-	Params Params `json:"params"`
+	Params     Params `json:"params"`
+	Recompress int    `json:"recompress,omitempty"` // the request's`
 	result.Eval
 	// FreeText is the free run's tokens as text, one string per token
 	// (Free); FreePending says that the free run is still to come.

@@ -97,6 +97,9 @@ type State struct {
 	// Budget is how the ratio's total memory is shared among the KV
 	// heads: one of wire.Budgets.
 	Budget string
+	// Recompress is the end-to-end view's decoding: the cache re-compressed
+	// every so many decoded tokens, one of wire.Recompressions (0: once).
+	Recompress int
 	// Prompt, Task and Depth are what a model sample (a llama2.c
 	// checkpoint, a GGUF file or a Hugging Face folder, IsModel) runs:
 	// the prompt's text for a model with a tokenizer
@@ -229,6 +232,13 @@ func Parse(q url.Values) (State, []string) {
 			s.Panel = v
 		} else {
 			warn("panel: %q is not one of %s; using %q", v, strings.Join(Panels, ", "), DefaultPanel)
+		}
+	}
+	if v, ok := get(q, "recompress"); ok {
+		if k, err := strconv.Atoi(v); err == nil && slices.Contains(wire.Recompressions, k) {
+			s.Recompress = k
+		} else {
+			warn("recompress: %q is not one of %v; compressing once", v, wire.Recompressions)
 		}
 	}
 	if v, ok := get(q, "budget"); ok {
@@ -425,6 +435,9 @@ func (s State) Values() url.Values {
 		"panel":   {s.Panel},
 		"compute": {s.Compute},
 		"budget":  {cmp.Or(s.Budget, wire.Budgets[0])},
+	}
+	if s.Recompress != 0 {
+		v.Set("recompress", strconv.Itoa(s.Recompress))
 	}
 	s.promptValues(v)
 	return v

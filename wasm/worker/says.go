@@ -448,6 +448,7 @@ func (e *Engine) evalOp(req wire.Request, emit Emit, check Check) error {
 		return errors.New("eval: give at least one method")
 	}
 	p := coreParams(req.Params)
+	p.Recompress = req.Recompress
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
@@ -502,6 +503,7 @@ func (st *lmState) result(method string, p core.Params, pp wire.Params, forcedOn
 			return nil, err
 		}
 		r = resultOf(res, pp)
+		r.Recompress = p.Recompress
 		if st.results == nil {
 			st.results = map[evalKey]*wire.EvalResult{}
 		}

@@ -97,6 +97,36 @@ func TestAppSaysInduction(t *testing.T) {
 	elementShot(t, b, "#says", "app-says-induction-view", " (README's assets/screenshot-says.png)")
 }
 
+// TestAppRecompress opens the induction model's pass key with the cache
+// re-compressed every 8 decoded tokens (recompress=8 in the link): the
+// picker shows it, the sentence above the sequence names the peak memory,
+// and every method's numbers equal `haeols eval -json -recompress 8`.
+// Changing the picker to once gives `haeols eval` without it.
+func TestAppRecompress(t *testing.T) {
+	appSetup(t)
+	site := StartSite(t)
+	b := NewBrowser(t)
+	const methods = "hae-ols,streaming,quant"
+	b.Navigate(site.URL + "index.html?sample=models/induction.gguf&task=passkey&depth=0.9&ratio=0.3&compute=cpu&recompress=8&methods=" + methods)
+	b.WaitFor(saysAllDone, 180*time.Second, saysState)
+	if v := MustEval[string](b, `document.getElementById("recompress").value`); v != "8" {
+		t.Errorf("the picker shows %q, want 8", v)
+	}
+	about := MustEval[string](b, `document.getElementById("says-about").innerText`)
+	if !strings.Contains(about, "re-compressed every 8 tokens") || !strings.Contains(about, "peak") {
+		t.Errorf("the sentence above the sequence: %q", about)
+	}
+	model := filepath.Join(DistDir(), "models", "induction.gguf")
+	args := []string{"-task", "passkey", "-depths", "0.9", "-tokens", "384", "-gen", "32", "-ratios", "0.3", "-methods", methods, model}
+	got := MustEval[saysShown](b, saysShownJS)
+	saysMatchesCLI(t, got, cliEval(t, append([]string{"-recompress", "8"}, args...)...))
+	elementShot(t, b, "#says", "app-says-recompress", "")
+
+	MustEval[bool](b, `(() => { const s = document.getElementById("recompress"); s.value = "0"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
+	b.WaitFor(saysAllDone+` && !location.search.includes("recompress")`, 180*time.Second, saysState)
+	saysMatchesCLI(t, MustEval[saysShown](b, saysShownJS), cliEval(t, args...))
+}
+
 // byteModel writes a small random llama2.c model with byte tokens (vocab
 // 259: 0 <unk>, 1 BOS, 2 EOS, 3+b the byte b) and its tokenizer file
 // into dir, as cmd/haeols's tests do.
@@ -159,6 +189,7 @@ type cliDoc struct {
 		Ratio    float64    `json:"ratio"`
 		NA       string     `json:"na"`
 		Used     *float64   `json:"used"`
+		Peak     *float64   `json:"peak"`
 		KL       *float64   `json:"kl"`
 		KLMax    *float64   `json:"kl_max"`
 		Agree    *float64   `json:"agree"`
@@ -357,7 +388,7 @@ func saysMatchesCLI(t *testing.T, got saysShown, doc cliDoc) {
 			}
 			continue
 		}
-		want := map[string]string{"used": str(r.Used), "kl": str(r.KL), "kl_max": str(r.KLMax), "agree": str(r.Agree),
+		want := map[string]string{"used": str(r.Used), "peak": str(r.Peak), "kl": str(r.KL), "kl_max": str(r.KLMax), "agree": str(r.Agree),
 			"ppl_ratio": str(r.PPL), "needle_acc": str(r.Needle), "diverge": strconv.Itoa(*r.Diverge)}
 		for k, v := range want {
 			if row[k] != v {
