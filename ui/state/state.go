@@ -70,6 +70,12 @@ const (
 // Panels are the heatmap panels (wire.Maps.Panel).
 var Panels = []string{"all", "orig", "comp", "diff"}
 
+// TourPanels are the heatmap panels of the guided tour's steps (tour=N
+// in a link, 1-based): the attention, what selection keeps, what the fit
+// leaves, all three for the SVD stage, and all three beside what the
+// model says. A link naming a step and no panel opens the step's.
+var TourPanels = []string{"orig", "comp", "diff", "all", "all"}
+
 // FilePrefix marks a sample that is a person's local file (Sample
 // "file:NAME"); such a sample cannot be reopened from a link.
 const FilePrefix = "file:"
@@ -100,6 +106,8 @@ type State struct {
 	// Recompress is the end-to-end view's decoding: the cache re-compressed
 	// every so many decoded tokens, one of wire.Recompressions (0: once).
 	Recompress int
+	// Tour is the guided tour's step, 1 to len(TourPanels); 0: no tour.
+	Tour int
 	// Prompt, Task and Depth are what a model sample (a llama2.c
 	// checkpoint, a GGUF file or a Hugging Face folder, IsModel) runs:
 	// the prompt's text for a model with a tokenizer
@@ -232,6 +240,16 @@ func Parse(q url.Values) (State, []string) {
 			s.Panel = v
 		} else {
 			warn("panel: %q is not one of %s; using %q", v, strings.Join(Panels, ", "), DefaultPanel)
+		}
+	}
+	if v, ok := get(q, "tour"); ok {
+		if k, err := strconv.Atoi(v); err == nil && k >= 1 && k <= len(TourPanels) {
+			s.Tour = k
+			if _, given := get(q, "panel"); !given {
+				s.Panel = TourPanels[k-1]
+			}
+		} else {
+			warn("tour: %q is not a step from 1 to %d; no tour", v, len(TourPanels))
 		}
 	}
 	if v, ok := get(q, "recompress"); ok {
@@ -438,6 +456,9 @@ func (s State) Values() url.Values {
 	}
 	if s.Recompress != 0 {
 		v.Set("recompress", strconv.Itoa(s.Recompress))
+	}
+	if s.Tour != 0 {
+		v.Set("tour", strconv.Itoa(s.Tour))
 	}
 	s.promptValues(v)
 	return v
