@@ -26,6 +26,9 @@ func TestParseGood(t *testing.T) {
 		{"panel", "panel=diff", func(s *State) { s.Panel = "diff" }},
 		{"compute", "compute=gpu", func(s *State) { s.Compute = "gpu" }},
 		{"budget", "budget=adakv", func(s *State) { s.Budget = "adakv" }},
+		{"recompress", "recompress=16", func(s *State) { s.Recompress = 16 }},
+		{"tour step", "tour=3", func(s *State) { s.Tour, s.Panel = 3, "diff" }},
+		{"tour step and panel", "tour=2&panel=all", func(s *State) { s.Tour, s.Panel = 2, "all" }},
 		{"last value wins", "ratio=0.3&ratio=0.4", func(s *State) { s.Ratio = 0.4 }},
 		{"leading ?", "?head=1", func(s *State) { s.Head = 1 }},
 	}
@@ -72,6 +75,8 @@ func TestParseBad(t *testing.T) {
 		{"panel bad", "panel=left", func(*State) {}, `panel: "left" is not one of`},
 		{"compute bad", "compute=cuda", func(*State) {}, `compute: "cuda" is not one of auto, cpu, gpu`},
 		{"budget bad", "budget=even", func(*State) {}, `budget: "even" is not one of uniform, pyramid, adakv, hae`},
+		{"recompress bad", "recompress=5", func(*State) {}, "recompress: \"5\" is not one of [0 4 8 16 32]"},
+		{"tour bad", "tour=6", func(*State) {}, "tour: \"6\" is not a step from 1 to 5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
