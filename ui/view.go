@@ -209,7 +209,10 @@ func profileChart(vals []float64, needleProbes []int) *svgChart {
 }
 
 // CurveSVG is error vs ratio (log error) for each method of c, the primary
-// method drawn thicker and the current ratio marked by a vertical line.
+// method drawn thicker and the current ratio marked by a vertical line. An
+// error of exactly 0 (every token the head attends to kept) is drawn on
+// the bottom edge, below every decade; a method that cannot run at a ratio
+// (NaN) leaves a gap.
 func CurveSVG(c *wire.Curve, ratio float64, primary string) string {
 	return curveChart(c, ratio, primary).HTML()
 }
@@ -244,10 +247,11 @@ func curveChart(c *wire.Curve, ratio float64, primary string) *svgChart {
 				break
 			}
 			v := float64(c.Err[mi][ri])
-			if math.IsNaN(v) || v <= 0 {
+			if math.IsNaN(v) || v < 0 {
 				pen = false
 				continue
 			}
+			v = max(v, lo) // 0 on the bottom edge
 			cmd := "L"
 			if !pen {
 				cmd = "M"

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"path/filepath"
@@ -158,13 +159,17 @@ func TestCurveSVG(t *testing.T) {
 	if !strings.Contains(s, ">0.30</text>") {
 		t.Errorf("the current ratio is not marked")
 	}
-	// quant has no point at 0.1 (NaN) and none at 1 (zero error, off a
-	// log scale): its path is the one point at ratio 0.5, x = 48 + 380/2.
+	// quant has no point at 0.1 (NaN): its path starts at ratio 0.5, x =
+	// 48 + 380/2; zero error at ratio 1 is drawn on the bottom edge, so
+	// hae-ols has two segments and quant one.
 	if !strings.Contains(s, `<path d="M238.0 `) {
 		t.Errorf("quant's path does not start at ratio 0.5:\n%s", s)
 	}
-	if strings.Count(s, "L") != 1 {
-		t.Errorf("want one line segment (hae-ols 0.1 to 0.5), got %d:\n%s", strings.Count(s, "L"), s)
+	if strings.Count(s, "L") != 3 {
+		t.Errorf("want three line segments (hae-ols 0.1 to 0.5 to 1, quant 0.5 to 1), got %d:\n%s", strings.Count(s, "L"), s)
+	}
+	if bottom := fmt.Sprintf(" %s ", f1(padT+plotH)); strings.Count(s, bottom) < 2 {
+		t.Errorf("zero error is not on the bottom edge (y %s):\n%s", bottom, s)
 	}
 	wellFormed(t, CurveSVG(&wire.Curve{Methods: []string{"<x>"}, Ratios: []float64{0.5}, Err: [][]result.Num{{nan}}}, 0.5, ""))
 }

@@ -98,7 +98,9 @@ func TestAppTour(t *testing.T) {
 		t.Errorf("step 4 at τ = 1: %q", text)
 	}
 	setSlider(b, "tour-tau", 0.8)
-	text = tourWait(4, ` && document.getElementById("tour-text").innerText.includes("τ = 0.80")`)
+	// The sentence and the head title change with the head's answer at τ = 0.8.
+	text = tourWait(4, ` && document.getElementById("tour-text").innerText.includes("τ = 0.80") && !document.getElementById("tour-text").innerText.includes("keeping 100.0%")`+
+		` && document.getElementById("tour-text").innerText.includes("Held-out error " + document.getElementById("head-title").innerText.split("err ").pop())`)
 	if e := titleErr(t, b); !strings.Contains(text, "SVD rank") || !strings.Contains(text, "Held-out error "+e) {
 		t.Errorf("step 4 at τ = 0.8: %q; the head title's error is %s", text, e)
 	}
