@@ -123,9 +123,7 @@ func (d *decoder) reset() error {
 	d.carried = make([]int64, len(d.first))
 	d.held = 0
 	for i, p := range d.first {
-		if p.Bias != nil {
-			d.carried[i] = d.firstBits[i] - int64(p.Biased)*d.slot
-		}
+		d.carried[i] = summaryBits(p, d.firstBits[i], d.slot)
 		d.held += d.firstBits[i]
 	}
 	d.peak = d.held
@@ -270,10 +268,7 @@ func (d *decoder) recompress(pos int) error {
 				return fmt.Errorf("eval: %s, re-compression at position %d, layer %d KV head %d: %w", d.method, pos, l, kv, err)
 			}
 			p := PrefixOf(g, c)
-			carried[i] = d.carried[i]
-			if p.Bias != nil {
-				carried[i] += c.Bits - int64(p.Biased)*slot
-			}
+			carried[i] = d.carried[i] + summaryBits(p, c.Bits, slot)
 			if old.Bias != nil {
 				// Carried summaries follow the new rows, keeping their biases.
 				p.Keys = append(p.Keys, old.Keys[free*hs:]...)
@@ -296,4 +291,14 @@ func (d *decoder) recompress(pos int) error {
 	d.pre, d.carried, d.start, d.held = next, carried, pos, held
 	d.rounds++
 	return nil
+}
+
+// summaryBits is the memory of the summary rows (those with a logit bias)
+// of a KV head's prefix p whose rows take bits in all: what is not its
+// exact rows, slot bits each. A prefix without a bias has none.
+func summaryBits(p kvcache.Prefix, bits, slot int64) int64 {
+	if p.Bias == nil {
+		return 0
+	}
+	return bits - int64(p.Biased)*slot
 }
