@@ -36,7 +36,8 @@ func TestAppTour(t *testing.T) {
 	_, b := openApp(t, "?tour=1&compute=cpu")
 	tourWait := func(step int, extra string) string {
 		t.Helper()
-		b.WaitFor(tourShows+fmt.Sprintf(` && document.getElementById("tour").dataset.step === "%d"`, step)+extra, 120*time.Second, tourState)
+		// The address bar follows the view after it renders (syncURL).
+		b.WaitFor(tourShows+fmt.Sprintf(` && document.getElementById("tour").dataset.step === "%d" && location.search.includes("tour=%d")`, step, step)+extra, 120*time.Second, tourState)
 		return MustEval[string](b, `document.getElementById("tour-text").innerText`)
 	}
 	visible := func(id string) bool {
@@ -63,7 +64,7 @@ func TestAppTour(t *testing.T) {
 	appShot(t, b, "app-tour-1")
 	// The step's control picks another head.
 	MustEval[bool](b, `(() => { const s = document.getElementById("tour-head"); s.value = "2.1"; s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`)
-	text = tourWait(1, ` && document.getElementById("tour-text").innerText.includes("layer 2, head 1")`)
+	text = tourWait(1, ` && document.getElementById("tour-text").innerText.includes("layer 2, head 1") && location.search.includes("layer=2")`)
 	if q := appQuery(t, b); q.Get("layer") != "2" || q.Get("head") != "1" {
 		t.Errorf("the head picker: URL %v, want layer 2 head 1", q)
 	}
@@ -114,7 +115,7 @@ func TestAppTour(t *testing.T) {
 	}
 	MustEval[bool](b, `(() => { document.getElementById("tour-model").click(); return true })()`)
 	b.WaitFor(saysAllDone, 180*time.Second, saysState)
-	text = tourWait(5, ` && document.getElementById("tour-text").innerText.includes("free run")`)
+	text = tourWait(5, ` && document.getElementById("tour-text").innerText.includes("free run") && location.search.includes("induction")`)
 	kl := MustEval[string](b, `document.querySelector("#says-table tr.primary td[data-name=kl]").textContent`)
 	if q := appQuery(t, b); q.Get("sample") != "models/induction.gguf" || q.Get("tour") != "5" || q.Get("task") != "passkey" {
 		t.Errorf("step 5: URL %v", q)
