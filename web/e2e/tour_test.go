@@ -79,7 +79,8 @@ func TestAppTour(t *testing.T) {
 		t.Errorf("step 2 says %q; the head title's error is %s", text, e)
 	}
 	setSlider(b, "tour-ratio", 0.5)
-	text = tourWait(2, ` && document.getElementById("tour-text").innerText.includes("At ratio 0.50") && document.getElementById("head-title").innerText.includes("ratio 0.5 ")`)
+	text = tourWait(2, ` && document.getElementById("tour-text").innerText.includes("At ratio 0.50") && document.getElementById("head-title").innerText.includes("ratio 0.5 ")`+
+		` && document.getElementById("tour-text").innerText.includes("Held-out error: " + document.getElementById("head-title").innerText.split("err ").pop())`)
 	if e := titleErr(t, b); !strings.Contains(text, "Held-out error: "+e) || MustEval[string](b, `document.getElementById("ratio").value`) != "0.5" {
 		t.Errorf("after the tour's ratio slider: %q; head error %s; main slider %s", text, e, MustEval[string](b, `document.getElementById("ratio").value`))
 	}
