@@ -78,8 +78,12 @@ func TestAppTour(t *testing.T) {
 	if e := titleErr(t, b); !strings.Contains(text, "At ratio 0.30") || !strings.Contains(text, "Held-out error: "+e) {
 		t.Errorf("step 2 says %q; the head title's error is %s", text, e)
 	}
+	// The title names the new ratio at once and the error when the head's
+	// answer at it arrives: wait for an error other than the one at 0.3.
+	e03 := titleErr(t, b)
 	setSlider(b, "tour-ratio", 0.5)
 	text = tourWait(2, ` && document.getElementById("tour-text").innerText.includes("At ratio 0.50") && document.getElementById("head-title").innerText.includes("ratio 0.5 ")`+
+		fmt.Sprintf(` && document.getElementById("head-title").innerText.split("err ").pop() !== %q`, e03)+
 		` && document.getElementById("tour-text").innerText.includes("Held-out error: " + document.getElementById("head-title").innerText.split("err ").pop())`)
 	if e := titleErr(t, b); !strings.Contains(text, "Held-out error: "+e) || MustEval[string](b, `document.getElementById("ratio").value`) != "0.5" {
 		t.Errorf("after the tour's ratio slider: %q; head error %s; main slider %s", text, e, MustEval[string](b, `document.getElementById("ratio").value`))
