@@ -144,7 +144,9 @@ clean:
 
 ## web: build the static site in web/dist (relative paths, any static host)
 # The wasm programs under wasm/ are built (app.wasm is the page and, in a
-# Web Worker, the core: wasm/worker is its library), vugugen runs where .vugu files are
+# Web Worker, the core: wasm/worker is its library, without its model runner
+# (-tags nomodel); runner.wasm is the core with the model runner, loaded when
+# a model is opened), vugugen runs where .vugu files are
 # newer than their generated code, the llama2.c checkpoints of $(MODELS)
 # (with NAME.tokenizer.bin where there is one) are bundled under models/
 # when that folder exists, the constructed induction model is written there
@@ -173,9 +175,9 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 	tmp=$(WEB_DIST).tmp; rm -rf $$tmp; mkdir -p $$tmp/samples; \
 	cp $$($(GO) env GOROOT)/lib/wasm/wasm_exec.js $$tmp/; \
 	cp $$(find web -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.png' -o -name '*.svg' \)) $$tmp/; \
-	for d in $(WEB_WASM); do n=$$(basename $$d); \
-		echo "GOOS=js GOARCH=wasm go build -o $(WEB_DIST)/$$n.wasm ./$$d"; \
-		GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) -o $$tmp/$$n.wasm ./$$d; done; \
+	for d in $(WEB_WASM); do n=$$(basename $$d); tags=; [ $$n = app ] && tags="-tags nomodel"; \
+		echo "GOOS=js GOARCH=wasm go build $$tags -o $(WEB_DIST)/$$n.wasm ./$$d"; \
+		GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) $$tags -o $$tmp/$$n.wasm ./$$d; done; \
 	if ls samples/*.safetensors >/dev/null 2>&1; then cp samples/*.safetensors $$tmp/samples/; fi; \
 	list=""; for m in $$(ls $(MODELS)/*.bin 2>/dev/null | grep -v '\.tokenizer\.bin$$'); do \
 		n=$$(basename $$m .bin); mkdir -p $$tmp/models; cp $$m $$tmp/models/; e="{\"file\":\"models/$$n.bin\""; \
@@ -201,6 +203,8 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 		gz=$$((gz + g)); br=$$((br + b)); \
 		printf '  %-28s %9d %9d %9d\n' $$f $$g $$b $$(stat -c %s $(WEB_DIST)/$$f); fi; done; \
 	awk -v g=$$gz -v b=$$br 'BEGIN { printf "  %-28s %9d %9d   (%.2f MB gzip, %.2f MB brotli)\n", "total", g, b, g / 1e6, b / 1e6 }'; \
+	printf '  %-28s %9d %9d %9d  (when a model is opened)\n' runner.wasm $$(stat -c %s $(WEB_DIST)/runner.wasm.gz) \
+		$$(stat -c %s $(WEB_DIST)/runner.wasm.br 2>/dev/null || stat -c %s $(WEB_DIST)/runner.wasm.gz) $$(stat -c %s $(WEB_DIST)/runner.wasm); \
 	for f in $$(cd $(WEB_DIST) && ls samples/*.safetensors 2>/dev/null); do \
 		printf '  %-28s %9d %9d %9d  (only when picked)\n' $$f $$(stat -c %s $(WEB_DIST)/$$f.gz) \
 			$$(stat -c %s $(WEB_DIST)/$$f.br 2>/dev/null || stat -c %s $(WEB_DIST)/$$f.gz) $$(stat -c %s $(WEB_DIST)/$$f); done; \

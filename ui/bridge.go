@@ -14,10 +14,23 @@ import (
 // posts them with their buffers transferred, and hands each response to a
 // callback in a goroutine of its own (so the worker's message event returns
 // at once and never waits for a render).
+//
+// The worker it starts with (index.html's, running app.wasm) has no model
+// runner: the first request that needs one (wire.Request.NeedsModel) moves
+// the bridge to a worker running runner.wasm (worker.js#runner), which
+// answers everything from then on.
 type bridge struct {
 	worker js.Value
 	nextID int
 	onMsg  js.Func
+	onErr  js.Func
+	// runner: the worker runs runner.wasm.
+	runner bool
+	// compute and heatmapReset are the latest OpCompute and
+	// OpHeatmapReset messages sent (JSON), which a runner worker gets
+	// first, under their IDs, so that it runs on the same device and
+	// relays maps to the same heatmap page.
+	compute, heatmapReset string
 }
 
 // newBridge connects to the page's worker (window.haeolsWorker, which
@@ -52,8 +65,7 @@ func newBridge(handle func(wire.Response, js.Value)) (*bridge, error) {
 		go handle(r, bufs)
 		return nil
 	})
-	b.worker.Call("addEventListener", "message", b.onMsg)
-	onErr := js.FuncOf(func(this js.Value, args []js.Value) interface{} {
+	b.onErr = js.FuncOf(func(this js.Value, args []js.Value) interface{} {
 		msg := "the worker failed to start"
 		if len(args) > 0 && args[0].Get("message").Truthy() {
 			msg = "worker: " + args[0].Get("message").String()
@@ -61,12 +73,37 @@ func newBridge(handle func(wire.Response, js.Value)) (*bridge, error) {
 		go handle(wire.Response{Op: "error", Error: msg, Done: true}, js.Undefined())
 		return nil
 	})
-	b.worker.Call("addEventListener", "error", onErr)
+	b.listen()
 	if e := js.Global().Get("haeolsWorkerError"); e.Truthy() {
 		// index.html's worker failed before this listened.
 		go handle(wire.Response{Op: "error", Error: "worker: " + e.String(), Done: true}, js.Undefined())
 	}
 	return b, nil
+}
+
+// listen hands the worker's messages and errors to the bridge.
+func (b *bridge) listen() {
+	b.worker.Call("addEventListener", "message", b.onMsg)
+	b.worker.Call("addEventListener", "error", b.onErr)
+}
+
+// startRunner moves the bridge to a new worker running runner.wasm: the
+// old one (and its helper workers) is terminated, with whatever it had
+// not answered yet; the request that needs the runner comes next and
+// replaces what the old worker held.
+func (b *bridge) startRunner() {
+	b.worker.Call("removeEventListener", "message", b.onMsg)
+	b.worker.Call("removeEventListener", "error", b.onErr)
+	b.worker.Call("terminate")
+	b.worker = js.Global().Get("Worker").New("worker.js#runner")
+	setValue(js.Global(), "haeolsWorker", b.worker)
+	b.runner = true
+	b.listen()
+	for _, raw := range []string{b.compute, b.heatmapReset} {
+		if raw != "" {
+			b.post(raw, js.Global().Get("Object").New(), js.Global().Get("Array").New())
+		}
+	}
 }
 
 // relay passes a relay message of the worker on to the heatmap page,
@@ -107,17 +144,32 @@ func (b *bridge) send(req wire.Request, bufs map[string]js.Value) int {
 		js.Global().Get("console").Call("error", "haeols: encoding request: "+err.Error())
 		return req.ID
 	}
-	msg := js.Global().Get("Object").New()
-	msg.Set("json", string(raw))
+	if req.NeedsModel() && !b.runner {
+		b.startRunner()
+	}
+	switch req.Op {
+	case wire.OpCompute:
+		b.compute = string(raw)
+	case wire.OpHeatmapReset:
+		b.heatmapReset = string(raw)
+	}
 	bo := js.Global().Get("Object").New()
 	transfer := js.Global().Get("Array").New()
 	for k, v := range bufs {
 		setValue(bo, k, v)
 		transfer.Call("push", v)
 	}
-	setValue(msg, "buffers", bo)
-	b.worker.Call("postMessage", msg, transfer)
+	b.post(string(raw), bo, transfer)
 	return req.ID
+}
+
+// post sends the worker a message: the request's JSON and its buffers
+// (an object of ArrayBuffers), transferring those in transfer.
+func (b *bridge) post(raw string, buffers, transfer js.Value) {
+	msg := js.Global().Get("Object").New()
+	msg.Set("json", raw)
+	setValue(msg, "buffers", buffers)
+	b.worker.Call("postMessage", msg, transfer)
 }
 
 // setValue sets obj[key] = v for a JS value v (vugu's js.Value.Set takes

@@ -160,7 +160,8 @@
 
 	// The worker: one request in flight at a time (a newer request of the
 	// same op replaces a queued one there, so we never queue two).
-	const worker = new Worker("worker.js");
+	// A model runs in runner.wasm (worker.js#runner), a sample in app.wasm.
+	const worker = new Worker(source.kind === "checkpoint" || source.kind === "llama" ? "worker.js#runner" : "worker.js");
 	let nextID = 0, inflight = null;
 	const send = (req, kind) => {
 		req.id = ++nextID;

@@ -1,5 +1,7 @@
 // haeols core in a Web Worker: loads wasm_exec.js and app.wasm (Go; the
-// same program as the page, which runs the core when it finds no document) and
+// same program as the page, which runs the core when it finds no document),
+// or, started as worker.js#runner, runner.wasm (the core with the model
+// runner, which the page starts when it first opens a model), and
 // bridges messages {json: "...", buffers: {name: ArrayBuffer}} (package wire).
 // Messages that arrive before the Go side is ready are queued. Started as
 // worker.js#module, it waits for the app.wasm module the page compiled, sent
@@ -118,14 +120,15 @@ async function start(mod) {
 	if (mod instanceof WebAssembly.Module) {
 		inst = await WebAssembly.instantiate(mod, go.importObject);
 	} else {
+		const file = self.location.hash === "#runner" ? "runner.wasm" : "app.wasm";
 		let made;
 		try {
-			made = await WebAssembly.instantiateStreaming(fetch("app.wasm"), go.importObject);
+			made = await WebAssembly.instantiateStreaming(fetch(file), go.importObject);
 		} catch (streamErr) {
 			// Some static hosts serve .wasm with the wrong MIME type.
-			const resp = await fetch("app.wasm");
+			const resp = await fetch(file);
 			if (!resp.ok) {
-				throw new Error("app.wasm: HTTP " + resp.status);
+				throw new Error(file + ": HTTP " + resp.status);
 			}
 			made = await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject);
 		}

@@ -86,6 +86,20 @@ const (
 // sent after it wait for it, and it waits for those sent before.
 func Barrier(op string) bool { return op == OpLoad || op == OpCompute || op == OpPrompt }
 
+// NeedsModel says whether the request runs a language model: OpPrompt,
+// OpEval, and loads of a checkpoint (Source kinds "llama" and
+// "checkpoint"). The app's first worker (app.wasm) has no model runner;
+// the page answers such a request with the worker that runs runner.wasm.
+func (r Request) NeedsModel() bool {
+	switch r.Op {
+	case OpPrompt, OpEval:
+		return true
+	case OpLoad:
+		return r.Source != nil && (r.Source.Kind == "llama" || r.Source.Kind == "checkpoint")
+	}
+	return false
+}
+
 // Request is a page's question to the worker. A newer request of the same Op
 // supersedes an older one that is queued or still running (the worker drops
 // it without an answer). Heads are answered before queued curves and grids,

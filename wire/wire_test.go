@@ -245,3 +245,27 @@ func TestScreenWants(t *testing.T) {
 		}
 	}
 }
+
+func TestNeedsModel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want bool
+	}{
+		{"prompt", Request{Op: OpPrompt}, true},
+		{"eval", Request{Op: OpEval}, true},
+		{"load llama", Request{Op: OpLoad, Source: &Source{Kind: "llama"}}, true},
+		{"load checkpoint", Request{Op: OpLoad, Source: &Source{Kind: "checkpoint"}}, true},
+		{"load preset", Request{Op: OpLoad, Source: &Source{Kind: "preset"}}, false},
+		{"load file", Request{Op: OpLoad, Source: &Source{Kind: "file"}}, false},
+		{"load without source", Request{Op: OpLoad}, false},
+		{"grid", Request{Op: OpGrid}, false},
+		{"head", Request{Op: OpHead}, false},
+		{"compute", Request{Op: OpCompute}, false},
+		{"heatmap reset", Request{Op: OpHeatmapReset}, false},
+	} {
+		if got := tc.req.NeedsModel(); got != tc.want {
+			t.Errorf("%s: NeedsModel() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,9 @@
 // (web/worker.js loads the same app.wasm) it runs the core (package
 // wasm/worker). One binary for both halves: the code they share (the Go
 // runtime, encoding/json, the protocol, the presets) is downloaded once.
+// It is built with the tag nomodel: the worker's model runner (checkpoints,
+// tokenizers, decoding) is runner.wasm's (package wasm/runner), which the
+// page loads when it first opens a model.
 package main
 
 import (

@@ -1,3 +1,5 @@
+//go:build !nomodel
+
 package worker
 
 import (
@@ -25,6 +27,11 @@ import (
 // with the full cache (eval.Prepare), that run is the loaded sample (its
 // per-head views show the heads of this very run), and OpEval measures
 // methods end to end against it.
+//
+// This is the model runner: the site's runner.wasm has it, app.wasm (built
+// with the tag nomodel, says_nomodel.go) leaves it out so that the first
+// load stays small, and the page moves to a runner.wasm worker when it
+// first opens a model (wire.Request.NeedsModel).
 
 // maxEvalResults bounds the end-to-end results kept for reuse.
 const maxEvalResults = 256

@@ -329,3 +329,32 @@ func TestAppPreload(t *testing.T) {
 		t.Errorf("the load computed %.1f ms with the preset made ahead, %.1f ms without: not preloaded", pre.loadMs, plain.loadMs)
 	}
 }
+
+// TestAppRunnerOnDemand: the first view runs on app.wasm alone (no
+// runner.wasm is fetched); opening a model starts the model runner
+// (runner.wasm) once, and it answers everything from then on: the says
+// table, the heads of the model's run, a new ratio.
+func TestAppRunnerOnDemand(t *testing.T) {
+	site, b := openApp(t, "?tour=5&compute=cpu")
+	waitFirstAnswers(b)
+	runners := func() int { return strings.Count(strings.Join(site.Requests(), "\n")+"\n", "/runner.wasm\n") }
+	if n := runners(); n != 0 {
+		t.Errorf("the first view fetched runner.wasm %d times", n)
+	}
+	MustEval[bool](b, `(() => { document.getElementById("tour-model").click(); return true })()`)
+	b.WaitFor(saysAllDone, 180*time.Second, saysState)
+	b.WaitFor(`document.getElementById("head-title").innerText.includes("err ") && document.getElementById("head-title").innerText.includes("ratio 0.3 ")`, 60*time.Second,
+		`document.getElementById("head-title").innerText`)
+	if n := runners(); n != 1 {
+		t.Errorf("opening the model fetched runner.wasm %d times, want 1", n)
+	}
+	setSlider(b, "tour-ratio", 0.5)
+	b.WaitFor(`document.getElementById("says-table").dataset.ratio === "0.5" && `+saysAllDone+
+		` && document.getElementById("head-title").innerText.includes("ratio 0.5 ") && document.getElementById("head-title").innerText.includes("err ")`, 180*time.Second, saysState)
+	if n := runners(); n != 1 {
+		t.Errorf("after a new ratio runner.wasm was fetched %d times, want 1", n)
+	}
+	if errs := MustEval[string](b, `document.querySelector(".error") ? document.querySelector(".error").innerText.trim() : ""`); errs != "" && errs != "dismiss" {
+		t.Errorf("the app shows an error: %q", errs)
+	}
+}
