@@ -16,7 +16,7 @@ GOFMT    = $(GOROOT_)/bin/gofmt
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/ ./wire/
 BIN      = bin/haeols
 
-.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-wasm bench-web samples fuzz fuzz-short fuzz-long run clean web serve test-e2e
+.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-ratio bench-wasm bench-web samples fuzz fuzz-short fuzz-long run clean web serve test-e2e
 
 all: build
 
@@ -81,6 +81,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./core/gpu/
 	$(GO) test -run '^$$' -bench Drag -benchtime 3x ./wasm/worker/
 	$(GO) test -run '^$$' -bench 'EvalKJV|EvaluateOne' -benchtime 1x ./core/eval/
+
+## bench-ratio: the kernel and one-head benchmarks natively and in wasm
+## (Node) side by side, run alternately: wasm/native per benchmark
+bench-ratio:
+	scripts/bench-ratio.sh
 
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:

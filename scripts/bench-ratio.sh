@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench-ratio.sh [ROUNDS]: the kernel and one-head benchmarks natively and
+# in wasm (Node) side by side, from test binaries built as the Makefile
+# builds (GOEXPERIMENT=simd), the native and the wasm binary of each
+# benchmark run alternately ROUNDS times (default 3) so that the machine's
+# noise hits both alike. Prints each benchmark's fastest native and wasm
+# ms/op and wasm/native, the wasm build's throughput as a share of the
+# native build's (1 is as fast; the goal is at least 0.5). In wasm each
+# round is the third run of its process, when V8 has optimised the code.
+# `make bench-ratio` runs it; docs/PERFORMANCE.md gives one run.
+set -euo pipefail
+rounds=${1:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GOTOOLCHAIN=${GOTOOLCHAIN:-auto} GOEXPERIMENT=${GOEXPERIMENT:-simd}
+
+cd "$root"
+for p in kernel core; do
+	pkg=./core/$p/
+	[ $p = core ] && pkg=./core/
+	go test -c -o "$tmp/$p.test" $pkg
+	GOOS=js GOARCH=wasm go test -c -o "$tmp/$p.wasm" $pkg
+done
+exec_wasm=$(go env GOROOT)/lib/wasm/go_js_wasm_exec
+cd "$tmp"
+
+# run pkg bench iters [wasm]: ns/op of one run
+run() {
+	if [ -n "${4:-}" ]; then
+		$exec_wasm "$tmp/$1.wasm" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" -test.count 3 |
+			awk '/^Benchmark/ { v = $3 } END { print v }'
+		return
+	fi
+	"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" | awk '/^Benchmark/ { print $3; exit }'
+}
+
+printf '%-36s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native'
+# row pkg bench native-iters wasm-iters
+row() {
+	local n="" w=""
+	for _ in $(seq "$rounds"); do
+		n="$n $(run "$1" "$2" "$3")"
+		w="$w $(run "$1" "$2" "$4" wasm)"
+	done
+	echo "$n | $w" | awk -v name="$2" '{
+		split($0, p, "|"); nn = split(p[1], a, " "); nw = split(p[2], b, " ")
+		mn = a[1]; for (i = 1; i <= nn; i++) if (a[i] < mn) mn = a[i]
+		mw = b[1]; for (i = 1; i <= nw; i++) if (b[i] < mw) mw = b[i]
+		gsub(/[\^$]/, "", name)
+		printf "%-36s %12.4f %12.4f %12.2f\n", name, mn / 1e6, mw / 1e6, mn / mw }'
+}
+
+row kernel '^BenchmarkLogits$/m=128' 300 60
+row kernel '^BenchmarkMatMul$/m=128' 300 60
+row kernel '^BenchmarkSoftmaxRows$/m=128' 300 60
+row kernel '^BenchmarkRowEntropy$/m=128' 300 60
+row kernel '^BenchmarkKeyEntropy$/m=128' 300 60
+row kernel '^BenchmarkExp32$' 20000 5000
+row core '^BenchmarkAnalyze$' 40 12
+row core '^BenchmarkFirstHAEOLS$' 40 12
+row core '^BenchmarkReplanHAEOLS$' 150 30
