@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-ratio.sh [ROUNDS]: the kernel and one-head benchmarks natively and
+# bench-ratio.sh [-noasm] [ROUNDS]: the kernel and one-head benchmarks natively and
 # in wasm (Node) side by side, from test binaries built as the Makefile
 # builds (GOEXPERIMENT=simd), the native and the wasm binary of each
 # benchmark run alternately ROUNDS times (default 3) so that the machine's
@@ -7,8 +7,14 @@
 # ms/op and wasm/native, the wasm build's throughput as a share of the
 # native build's (1 is as fast; the goal is at least 0.5). In wasm each
 # round is the third run of its process, when V8 has optimised the code.
+# With -noasm a third build runs alongside, wasm without the SIMD128
+# assembly of core/kernel/simd_wasm.s (build tag wasmnoasm: simd.go's
+# archsimd loops only), and asm/noasm is how much faster the assembly
+# makes each benchmark (noasm ms / wasm ms).
 # `make bench-ratio` runs it; docs/PERFORMANCE.md gives one run.
 set -euo pipefail
+noasm=
+if [ "${1:-}" = -noasm ]; then noasm=1; shift; fi
 rounds=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
@@ -21,6 +27,7 @@ for p in kernel core; do
 	[ $p = core ] && pkg=./core/
 	go test -c -o "$tmp/$p.test" $pkg
 	GOOS=js GOARCH=wasm go test -c -o "$tmp/$p.wasm" $pkg
+	[ -z "$noasm" ] || GOOS=js GOARCH=wasm go test -tags wasmnoasm -c -o "$tmp/$p-noasm.wasm" $pkg
 done
 exec_wasm=$(go env GOROOT)/lib/wasm/go_js_wasm_exec
 cd "$tmp"
@@ -35,24 +42,34 @@ run() {
 	"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" | awk '/^Benchmark/ { print $3; exit }'
 }
 
-printf '%-36s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native'
+if [ -n "$noasm" ]; then
+	printf '%-36s %12s %12s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native' 'noasm ms' 'asm/noasm'
+else
+	printf '%-36s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native'
+fi
 # row pkg bench native-iters wasm-iters
 row() {
-	local n="" w=""
+	local n="" w="" x=""
 	for _ in $(seq "$rounds"); do
 		n="$n $(run "$1" "$2" "$3")"
 		w="$w $(run "$1" "$2" "$4" wasm)"
+		[ -z "$noasm" ] || x="$x $(run "$1-noasm" "$2" "$4" wasm)"
 	done
-	echo "$n | $w" | awk -v name="$2" '{
-		split($0, p, "|"); nn = split(p[1], a, " "); nw = split(p[2], b, " ")
+	echo "$n | $w | $x" | awk -v name="$2" '{
+		split($0, p, "|"); nn = split(p[1], a, " "); nw = split(p[2], b, " "); nx = split(p[3], c, " ")
 		mn = a[1]; for (i = 1; i <= nn; i++) if (a[i] < mn) mn = a[i]
 		mw = b[1]; for (i = 1; i <= nw; i++) if (b[i] < mw) mw = b[i]
 		gsub(/[\^$]/, "", name)
-		printf "%-36s %12.4f %12.4f %12.2f\n", name, mn / 1e6, mw / 1e6, mn / mw }'
+		printf "%-36s %12.4f %12.4f %12.2f", name, mn / 1e6, mw / 1e6, mn / mw
+		if (nx > 0) { mx = c[1]; for (i = 1; i <= nx; i++) if (c[i] < mx) mx = c[i]; printf " %12.4f %12.2f", mx / 1e6, mx / mw }
+		printf "\n" }'
 }
 
 row kernel '^BenchmarkLogits$/m=128' 300 60
 row kernel '^BenchmarkMatMul$/m=128' 300 60
+row kernel '^BenchmarkMatMul4$/rows=768/n=256/nb=1$' 2000 400
+row kernel '^BenchmarkMatMul4$/rows=768/n=256/nb=32$' 100 20
+row kernel '^BenchmarkPartialAddKeys$/m=128' 200 40
 row kernel '^BenchmarkSoftmaxRows$/m=128' 300 60
 row kernel '^BenchmarkRowEntropy$/m=128' 300 60
 row kernel '^BenchmarkKeyEntropy$/m=128' 300 60

@@ -607,3 +607,39 @@ func maxT4(x []float32) (float32, bool) {
 	m.StoreArray(&l)
 	return max(l[0], l[1], l[2], l[3]), true
 }
+
+// dots4Vec sets out[r*ostride] to MatMul4's dot product of s with row r of
+// p (row r at p[r*n:], n = len(s) a multiple of 4, > 0) for the
+// 4*blocks rows, four side by side: lane l of each accumulator sums
+// s[j]*p_r[j] for j = l mod 4 in order, then (l0 + l1) + (l2 + l3).
+func dots4Vec(out []float32, ostride int, s, p []float32, n, blocks int) {
+	defer clearUpper()
+	_ = s[n-1]
+	_ = p[4*blocks*n-1]
+	_ = out[(4*blocks-1)*ostride]
+	var l [16]float32
+	for blk := 0; blk < blocks; blk++ {
+		dots4Block(&l, unsafe.Pointer(&s[0]), unsafe.Pointer(&p[4*blk*n]), n)
+		for k := range 4 {
+			out[(4*blk+k)*ostride] = (l[4*k] + l[4*k+1]) + (l[4*k+2] + l[4*k+3])
+		}
+	}
+}
+
+// dots4Block stores at l the four accumulators of dots4 for s and the four
+// rows at q (n floats apart).
+func dots4Block(l *[16]float32, s, q unsafe.Pointer, n int) {
+	q1, q2, q3 := unsafe.Add(q, 4*n), unsafe.Add(q, 8*n), unsafe.Add(q, 12*n)
+	var a0, a1, a2, a3 archsimd.Float32x4
+	for j := 0; j < n; j += 4 {
+		sv := vec4(unsafe.Add(s, 4*j))
+		a0 = a0.Add(sv.Mul(vec4(unsafe.Add(q, 4*j))))
+		a1 = a1.Add(sv.Mul(vec4(unsafe.Add(q1, 4*j))))
+		a2 = a2.Add(sv.Mul(vec4(unsafe.Add(q2, 4*j))))
+		a3 = a3.Add(sv.Mul(vec4(unsafe.Add(q3, 4*j))))
+	}
+	a0.StoreArray((*[4]float32)(l[0:4]))
+	a1.StoreArray((*[4]float32)(l[4:8]))
+	a2.StoreArray((*[4]float32)(l[8:12]))
+	a3.StoreArray((*[4]float32)(l[12:16]))
+}
