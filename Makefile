@@ -16,7 +16,7 @@ GOFMT    = $(GOROOT_)/bin/gofmt
 WASM_PKGS = ./core/... ./ui/... ./wasm/worker/ ./wire/
 BIN      = bin/haeols
 
-.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-ratio bench-wasm bench-web samples fuzz fuzz-short fuzz-long run clean web serve test-e2e
+.PHONY: all build test conformance conformance-deps test-native test-wasm test-nocgo test-plain gpu-kit lint bench bench-ratio bench-numpy bench-wasm bench-web samples fuzz fuzz-short fuzz-long run clean web serve test-e2e
 
 all: build
 
@@ -86,6 +86,11 @@ bench:
 ## (Node) side by side, run alternately: wasm/native per benchmark
 bench-ratio:
 	scripts/bench-ratio.sh
+
+## bench-numpy: the one-head analysis against the same in NumPy, one core
+## (scripts/bench-numpy.sh; needs python3-numpy)
+bench-numpy:
+	scripts/bench-numpy.sh
 
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:
