@@ -15,6 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+. "$root/scripts/benchlib.sh"
 
 mkdir "$tmp/old"
 git -C "$root" archive "$old" | tar -x -C "$tmp/old"
@@ -28,19 +29,9 @@ build() { # dir name experiment
 }
 build "$tmp/old" old ""
 build "$root" new simd
-exec_wasm=$(cd "$root" && go env GOROOT)/lib/wasm/go_js_wasm_exec
 
-# run build pkg bench iters wasm: ns/op of one run; in wasm the third of
-# three runs in one process, when V8 has optimised the code (the first runs
-# are mostly its baseline code, whose speed says little about the kernels)
-run() {
-	if [ -n "$5" ]; then
-		$exec_wasm "$tmp/$1-$2.wasm" -test.run '^$' -test.bench "$3" -test.benchtime "$4x" -test.count 3 |
-			awk '/^Benchmark/ { v = $3 } END { print v }'
-		return
-	fi
-	"$tmp/$1-$2.test" -test.run '^$' -test.bench "$3" -test.benchtime "$4x" | awk '/^Benchmark/ { print $3; exit }'
-}
+# run build pkg bench iters wasm: ns/op of one run (benchlib.sh)
+run() { if [ -n "${5:-}" ]; then bench_ns "$tmp/$1-$2.wasm" "$3" "$4"; else bench_ns "$tmp/$1-$2.test" "$3" "$4"; fi; }
 
 # ab pkg bench iters [wasm]
 ab() {

@@ -20,6 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GOTOOLCHAIN=${GOTOOLCHAIN:-auto} GOEXPERIMENT=${GOEXPERIMENT:-simd}
+. "$root/scripts/benchlib.sh"
 
 cd "$root"
 for p in kernel core; do
@@ -29,18 +30,10 @@ for p in kernel core; do
 	GOOS=js GOARCH=wasm go test -c -o "$tmp/$p.wasm" $pkg
 	[ -z "$noasm" ] || GOOS=js GOARCH=wasm go test -tags wasmnoasm -c -o "$tmp/$p-noasm.wasm" $pkg
 done
-exec_wasm=$(go env GOROOT)/lib/wasm/go_js_wasm_exec
 cd "$tmp"
 
-# run pkg bench iters [wasm]: ns/op of one run
-run() {
-	if [ -n "${4:-}" ]; then
-		$exec_wasm "$tmp/$1.wasm" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" -test.count 3 |
-			awk '/^Benchmark/ { v = $3 } END { print v }'
-		return
-	fi
-	"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" | awk '/^Benchmark/ { print $3; exit }'
-}
+# run pkg bench iters [wasm]: ns/op of one run (benchlib.sh)
+run() { if [ -n "${4:-}" ]; then bench_ns "$tmp/$1.wasm" "$2" "$3"; else bench_ns "$tmp/$1.test" "$2" "$3"; fi; }
 
 if [ -n "$noasm" ]; then
 	printf '%-36s %12s %12s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native' 'noasm ms' 'asm/noasm'

@@ -7,15 +7,6 @@ package kernel
 // what the assembly buys (scripts/bench-ratio.sh -noasm, see the header
 // of simd_wasm.s); it gives the same bits.
 
-// vecLanes is 4: WebAssembly's SIMD128 registers hold 4 float32s.
-var (
-	vecAvail = []int{4}
-	vecLanes = 4
-)
-
-// clearUpper does nothing: WebAssembly has no upper register halves.
-func clearUpper() {}
-
 // The wide kernels of simd_wasm.s are left out: the 4-lane ones run.
 const (
 	wideKeys  = false
@@ -54,29 +45,5 @@ func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) i
 }
 
 func expT8(dst, src []float32, mx float32) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func maxT8(x []float32) (float32, bool) {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func xlogxT8(dst, src []float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }

@@ -8,18 +8,6 @@ import (
 	"unsafe"
 )
 
-// vecLanes is 4: WebAssembly's SIMD128 registers hold 4 float32s, and the
-// 4-lane kernels of simd.go are compiled to them. vecAvail lists the widths
-// this build runs (see simd_amd64.go).
-var (
-	vecAvail = []int{4}
-	vecLanes = 4
-)
-
-// clearUpper does nothing: WebAssembly has no upper register halves (see
-// simd_amd64.go).
-func clearUpper() {}
-
 // wideKeys says that the logits kernel takes keys 8 at a time (logitsT8)
 // although vecLanes is 4: in SIMD128, two 4-lane halves per row share each
 // query element's splat, half the scalar loads and splats per product of
@@ -124,21 +112,6 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 	return n
 }
 
-// logitsQ8 is never called when vecLanes is 4.
-func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
-	panic("kernel: no 8-lane kernels in wasm")
-}
-
-// blockDotsT8 is never called when vecLanes is 4.
-func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
-	panic("kernel: no 8-lane kernels in wasm")
-}
-
-// maxT8 is never called when vecLanes is 4.
-func maxT8(x []float32) (float32, bool) {
-	panic("kernel: no 8-lane kernels in wasm")
-}
-
 // wideWiden says that AxpyWidenRows runs widenRowsT8 although vecLanes is
 // 4: here it is the SIMD128 assembly of simd_wasm.s.
 const wideWiden = true
@@ -194,19 +167,6 @@ func expShiftVec(dst, src []float32, mx float32, sum *float32) int {
 		return 0
 	}
 	return expW(&dst[0], &src[:n][0], n, mx, sum, &expConsts)
-}
-
-func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-// xlogxT8 is never called here: vecLanes is not 8.
-func xlogxT8(dst, src []float32) int {
-	panic("kernel: no 8-lane kernels in this build")
 }
 
 // dots4 sets out[r*ostride] to MatMul4's dot product of s with row r of
