@@ -5,8 +5,8 @@
 # the machine's noise hits both alike. Prints each benchmark's ms/op per
 # round and the ratio of the fastest rounds (old/new: above 1 is faster
 # now); in wasm each round is the third run of its process (see run). Each
-# build uses the toolchain its go.mod names; the working tree is built as
-# the Makefile builds it (GOEXPERIMENT=simd). docs/PERFORMANCE.md gives one
+# build uses the toolchain its go.mod names and the GOEXPERIMENT its
+# Makefile sets, as `make` builds it. docs/PERFORMANCE.md gives one
 # run.
 set -euo pipefail
 old=${1:?usage: scripts/bench-ab.sh OLD_REV [ROUNDS]}
@@ -27,8 +27,11 @@ build() { # dir name experiment
 		GOEXPERIMENT=$3 GOOS=js GOARCH=wasm go test -c -o "$tmp/$2-$p.wasm" $pkg
 	done)
 }
-build "$tmp/old" old ""
-build "$root" new simd
+# Each tree with the experiment its Makefile sets (none before the vector
+# kernels).
+experiment() { sed -n 's/^GOEXPERIMENT ?= *//p' "$1/Makefile" 2>/dev/null | head -1; }
+build "$tmp/old" old "$(experiment "$tmp/old")"
+build "$root" new "$(experiment "$root")"
 
 # run build pkg bench iters wasm: ns/op of one run (benchlib.sh)
 run() { if [ -n "${5:-}" ]; then bench_ns "$tmp/$1-$2.wasm" "$3" "$4"; else bench_ns "$tmp/$1-$2.test" "$3" "$4"; fi; }
