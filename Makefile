@@ -9,6 +9,13 @@ GOTOOLCHAIN ?= auto
 # wasm, AVX/AVX2 on amd64. Without it the portable loops give the same bits.
 GOEXPERIMENT ?= simd
 export GOTOOLCHAIN GOEXPERIMENT
+# The wasm programs (the site, the wasm tests and benchmarks) also turn off
+# the jsonv2 experiment, which Go 1.27 turns on by default: encoding/json
+# then has its own implementation instead of running on encoding/json/v2,
+# which makes app.wasm and heatmap.wasm about 250 KB gzip smaller each (the
+# wire messages are the same bytes). Native builds keep the default:
+# chromedp (web/e2e) needs encoding/json/v2.
+WASM     = GOOS=js GOARCH=wasm GOEXPERIMENT=$(GOEXPERIMENT),nojsonv2
 GOROOT_  = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) $(GO) env GOROOT)
 WASMEXEC = $(GOROOT_)/lib/wasm/go_js_wasm_exec
 GOFMT    = $(GOROOT_)/bin/gofmt
@@ -30,7 +37,7 @@ lint:
 	@out=$$($(GOFMT) -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	GOOS=js GOARCH=wasm $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
+	$(WASM) $(GO) vet $$($(GO) list ./... | grep -v /web/e2e)
 	CGO_ENABLED=0 $(GO) vet ./core/... ./cmd/...
 
 # The browser tests (web/e2e) run after the others, on their own: they
@@ -64,7 +71,7 @@ test-nocgo:
 	grep -q "built without cgo" bin/nocgo.err && grep -q "GPU: none (CPU kernels only)" bin/nocgo.out && grep -q PASS bin/nocgo.out
 
 test-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)
+	$(WASM) $(GO) test -count=1 -exec="$(WASMEXEC)" $(WASM_PKGS)
 
 ## test-plain: without GOEXPERIMENT=simd (a plain go build or go install)
 ## the kernels run the portable loops (and on amd64 the SSE2 assembly):
@@ -94,8 +101,8 @@ bench-numpy:
 
 ## bench-wasm: the same benchmarks under Node, for the native/wasm ratio
 bench-wasm:
-	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
-	GOOS=js GOARCH=wasm $(GO) test -run '^$$' -bench Drag -benchtime 3x -exec="$(WASMEXEC)" ./wasm/worker/
+	$(WASM) $(GO) test -run '^$$' -bench . -benchtime 1s -exec="$(WASMEXEC)" ./core/kernel/ ./core/
+	$(WASM) $(GO) test -run '^$$' -bench Drag -benchtime 3x -exec="$(WASMEXEC)" ./wasm/worker/
 
 ## bench-web: in headless Chromium, when the default sample and a 4,096-token
 ## 32-head one first show the selected head, its heatmap and the whole grid
@@ -170,8 +177,9 @@ WEB_DIST  = web/dist
 WEB_WASM  = $(filter-out wasm/worker/,$(wildcard wasm/*/))
 WEB_SRC   = $(shell find core ui wasm wire assets web internal/bytemodel cmd/haeols/genmodel.go -type f -not -path 'web/dist*' -not -path 'web/e2e/*' 2>/dev/null) $(wildcard samples/*.safetensors) $(wildcard $(MODELS)/*.bin) go.mod go.sum
 # What the app's first view loads: the default sample is the "default"
-# generator preset, made in the worker, so no sample file is in the list.
-WEB_FIRST = index.html app.css app.wasm wasm_exec.js worker.js heatmap.html heatmap.wasm
+# generator preset, made in the worker, so no sample file is in the list
+# (web/e2e TestAppFirstLoad adds up what the browser fetches: ≤ 5 MB gzip).
+WEB_FIRST = index.html app.css app.wasm wasm_exec.js models.js worker.js heatmap.html heatmap.wasm
 WASMFLAGS = -trimpath -ldflags='-s -w'
 
 web: $(WEB_DIST)/.built
@@ -186,8 +194,8 @@ $(WEB_DIST)/.built: $(WEB_SRC)
 	cp $$($(GO) env GOROOT)/lib/wasm/wasm_exec.js $$tmp/; \
 	cp $$(find web -maxdepth 1 -type f \( -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.png' -o -name '*.svg' \)) $$tmp/; \
 	for d in $(WEB_WASM); do n=$$(basename $$d); tags=; [ $$n = app ] && tags="-tags nomodel"; \
-		echo "GOOS=js GOARCH=wasm go build $$tags -o $(WEB_DIST)/$$n.wasm ./$$d"; \
-		GOOS=js GOARCH=wasm $(GO) build $(WASMFLAGS) $$tags -o $$tmp/$$n.wasm ./$$d; done; \
+		echo "$(WASM) go build $$tags -o $(WEB_DIST)/$$n.wasm ./$$d"; \
+		$(WASM) $(GO) build $(WASMFLAGS) $$tags -o $$tmp/$$n.wasm ./$$d; done; \
 	if ls samples/*.safetensors >/dev/null 2>&1; then cp samples/*.safetensors $$tmp/samples/; fi; \
 	list=""; for m in $$(ls $(MODELS)/*.bin 2>/dev/null | grep -v '\.tokenizer\.bin$$'); do \
 		n=$$(basename $$m .bin); mkdir -p $$tmp/models; cp $$m $$tmp/models/; e="{\"file\":\"models/$$n.bin\""; \

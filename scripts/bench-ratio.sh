@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-ratio.sh [-noasm] [ROUNDS]: the kernel and one-head benchmarks natively and
 # in wasm (Node) side by side, from test binaries built as the Makefile
-# builds (GOEXPERIMENT=simd), the native and the wasm binary of each
+# builds (GOEXPERIMENT=simd; nojsonv2 too in wasm), the native and the wasm binary of each
 # benchmark run alternately ROUNDS times (default 3) so that the machine's
 # noise hits both alike. Prints each benchmark's fastest native and wasm
 # ms/op and wasm/native, the wasm build's throughput as a share of the
@@ -27,8 +27,8 @@ for p in kernel core; do
 	pkg=./core/$p/
 	[ $p = core ] && pkg=./core/
 	go test -c -o "$tmp/$p.test" $pkg
-	GOOS=js GOARCH=wasm go test -c -o "$tmp/$p.wasm" $pkg
-	[ -z "$noasm" ] || GOOS=js GOARCH=wasm go test -tags wasmnoasm -c -o "$tmp/$p-noasm.wasm" $pkg
+	GOEXPERIMENT=$GOEXPERIMENT,nojsonv2 GOOS=js GOARCH=wasm go test -c -o "$tmp/$p.wasm" $pkg
+	[ -z "$noasm" ] || GOEXPERIMENT=$GOEXPERIMENT,nojsonv2 GOOS=js GOARCH=wasm go test -tags wasmnoasm -c -o "$tmp/$p-noasm.wasm" $pkg
 done
 cd "$tmp"
 

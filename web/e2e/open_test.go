@@ -358,3 +358,42 @@ func TestAppRunnerOnDemand(t *testing.T) {
 		t.Errorf("the app shows an error: %q", errs)
 	}
 }
+
+// firstLoadGoal is the most the default view may fetch before its first
+// heatmap, in gzip bytes (docs/PERFORMANCE.md's goal).
+const firstLoadGoal = 5_000_000
+
+// TestAppFirstLoad opens the default view and adds up the gzip copies (the
+// .gz files make web writes) of every file the page and its workers fetched
+// until the first heatmap was drawn: what a host serving gzip sends. It is
+// at most firstLoadGoal, and runner.wasm is not among them.
+func TestAppFirstLoad(t *testing.T) {
+	site, b := openApp(t, "")
+	waitFirstAnswers(b)
+	var total int64
+	seen := map[string]bool{}
+	var rows []string
+	for _, p := range site.Requests() {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		name := filepath.Join(DistDir(), filepath.FromSlash(strings.TrimPrefix(p, "/")))
+		fi, err := os.Stat(name + ".gz")
+		if err != nil {
+			if fi, err = os.Stat(name); err != nil {
+				t.Errorf("the page fetched %s, which web/dist does not have", p)
+				continue
+			}
+		}
+		total += fi.Size()
+		rows = append(rows, fmt.Sprintf("%s %d", p, fi.Size()))
+		if p == "/runner.wasm" {
+			t.Errorf("the first view fetched runner.wasm")
+		}
+	}
+	t.Logf("first load, gzip bytes: %s; total %d (%.2f MB)", strings.Join(rows, ", "), total, float64(total)/1e6)
+	if total > firstLoadGoal {
+		t.Errorf("the first load is %d bytes gzip, over the %d goal", total, firstLoadGoal)
+	}
+}
