@@ -48,10 +48,6 @@ func logitsQ4(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 	panic("kernel: built without archsimd kernels")
 }
 
-func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
-	panic("kernel: built without archsimd kernels")
-}
-
 func elemT4(op int, dst, a, b []float32, f float32) int {
 	panic("kernel: built without archsimd kernels")
 }
@@ -65,10 +61,6 @@ func keyBlockT4(dst []float32, ldd int, q []float32, rows int, kt []float32, d i
 }
 
 func blockDotsT4(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
-	panic("kernel: built without archsimd kernels")
-}
-
-func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 	panic("kernel: built without archsimd kernels")
 }
 
@@ -95,10 +87,6 @@ func maxT4(x []float32) (float32, bool) {
 	panic("kernel: built without archsimd kernels")
 }
 
-func maxT8(x []float32) (float32, bool) {
-	panic("kernel: built without archsimd kernels")
-}
-
 // widenRowsT8 is never called here: vecLanes is not 8.
 func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) int {
 	panic("kernel: no 8-lane kernels in this build")
@@ -111,18 +99,6 @@ func expT8(dst, src []float32, mx float32) int {
 
 func expT4(dst, src []float32, mx float32) int {
 	panic("kernel: built without archsimd kernels")
-}
-
-func shareTargetsT4(y []float64, f float64, tot, p []float64, sign float64, x []float32) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f float64, sv []float32, g float64, acc []float32, den float64) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
-func xlogxT8(dst, src []float32) int {
-	panic("kernel: no 8-lane kernels in this build")
 }
 
 // packVec packs nothing: packRows's Go loop packs.
