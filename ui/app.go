@@ -58,6 +58,7 @@ type Root struct {
 
 	grids   map[string]*gridRes
 	head    *wire.HeadResult
+	headFor headKey // what head answers (its panel aside)
 	curve   *wire.Curve
 	hover   int // cell index under the pointer, -1 none
 	copyMsg string
@@ -73,6 +74,7 @@ type Root struct {
 	// Keys of what was last asked, so unchanged views send nothing (zero:
 	// ask again).
 	lastHeadKey  headKey
+	headAsked    headKey // what the request headID asked
 	lastGridKey  gridKey
 	lastCurveKey curveKey
 
@@ -311,7 +313,7 @@ func (c *Root) onResponse(r wire.Response, bufs js.Value) {
 			c.ErrMsg = "Head: " + r.Error
 			return
 		}
-		c.head = r.Head
+		c.head, c.headFor = r.Head, c.headAsked
 		c.model = r.Head.Model
 		c.startRehearsal()
 		live = !quiet && c.scrubbing()
@@ -467,7 +469,7 @@ func (c *Root) refresh() {
 	p := c.S.Params()
 	hk := headKey{c.S.Layer, c.S.Head, c.S.Method, p, c.S.Panel}
 	if hk != c.lastHeadKey {
-		c.lastHeadKey = hk
+		c.lastHeadKey, c.headAsked = hk, hk
 		c.headSentAt = now()
 		show := c.ladderView(p)
 		c.headID = c.b.send(wire.Request{Op: wire.OpHead, Layer: c.S.Layer, Head: c.S.Head, Method: c.S.Method, Params: p,

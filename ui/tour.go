@@ -181,12 +181,16 @@ func (c *Root) TourText() string {
 	if c.S.Tour == len(tourSteps) {
 		return c.tourSays()
 	}
-	hr, in := c.head, c.Info
-	if in == nil || hr == nil {
+	hr, in, at := c.head, c.Info, c.headFor
+	if in == nil || hr == nil || at.layer != c.S.Layer || at.head != c.S.Head || at.method != c.S.Method {
+		// The numbers shown are another head's until its answer comes.
 		return "Waiting for this head's numbers…"
 	}
+	// The sentence names the parameters its numbers are for: while a
+	// slider moves they are the previous answer's.
+	p := at.p
 	n := in.Prefix
-	where := fmt.Sprintf("layer %d, head %d", c.S.Layer, c.S.Head)
+	where := fmt.Sprintf("layer %d, head %d", at.layer, at.head)
 	if hr.NA != "" {
 		return fmt.Sprintf("%s cannot run on %s at this ratio: %s. Move the ratio up.", hr.Method, where, hr.NA)
 	}
@@ -204,7 +208,7 @@ func (c *Root) TourText() string {
 	case 2:
 		s := fmt.Sprintf("At ratio %s this head may keep %d of its %d tokens' worth of memory. %s keeps %d exact: %d sinks, %d recent and %d anchors, "+
 			"the keys with the most attention mass, low key entropy weighing %s (λ). The compressed map greys what it dropped",
-			Fmt2(c.S.Ratio), slots, n, hr.Method, st.Sinks+st.Recent+st.Anchors, st.Sinks, st.Recent, st.Anchors, Fmt2(c.S.Lambda))
+			Fmt2(p.Ratio), slots, n, hr.Method, st.Sinks+st.Recent+st.Anchors, st.Sinks, st.Recent, st.Anchors, Fmt2(p.Lambda))
 		if st.Bin > 0 {
 			s += fmt.Sprintf("; the other %d tokens go to the recycle bin", st.Bin)
 		}
@@ -212,10 +216,10 @@ func (c *Root) TourText() string {
 	case 3:
 		if st.Summaries+st.Dropped == 0 {
 			return fmt.Sprintf("With φ = %s no slot goes to summaries: the %d binned tokens are simply dropped, and the held-out error is %s. Move φ up to fit summary tokens in their place.",
-				Fmt2(c.S.Phi), st.Bin, Pct(m.Err))
+				Fmt2(p.Phi), st.Bin, Pct(m.Err))
 		}
 		s := fmt.Sprintf("φ = %s spends that share of the free slots on summaries: %d summary tokens, fitted by least squares so that the calibration queries see the %d binned tokens' attention mass and values",
-			Fmt2(c.S.Phi), st.Summaries, st.Bin)
+			Fmt2(p.Phi), st.Summaries, st.Bin)
 		if !math.IsNaN(st.FitResidual) && st.FitResidual > 0 {
 			s += fmt.Sprintf(" (relative residual %s)", Pct(st.FitResidual))
 		}
@@ -224,13 +228,13 @@ func (c *Root) TourText() string {
 		if st.Summaries == 0 {
 			return fmt.Sprintf("There are no summaries to factor at this φ and ratio (held-out error %s): go back a step and give them a share.", Pct(m.Err))
 		}
-		if c.S.Tau >= 1 || (st.RankK == 0 && st.RankV == 0) {
+		if p.Tau >= 1 || (st.RankK == 0 && st.RankV == 0) {
 			return fmt.Sprintf("τ = %s: the SVD stage is off and the %d summaries are stored dense (%s of the head's %s). "+
 				"Move τ below 1 to store their keys and values as truncated SVDs keeping that share of their energy: the slots it frees buy exact anchors back. Held-out error now %s.",
-				Fmt2(c.S.Tau), st.Summaries, bits(st.SummaryBits), bits(hr.BudgetBits), Pct(m.Err))
+				Fmt2(p.Tau), st.Summaries, bits(st.SummaryBits), bits(hr.BudgetBits), Pct(m.Err))
 		}
 		s := fmt.Sprintf("τ = %s: the %d summaries' keys are stored %s and their values %s, %s in all",
-			Fmt2(c.S.Tau), st.Summaries, rankText(st.RankK, st.EnergyK), rankText(st.RankV, st.EnergyV), bits(st.SummaryBits))
+			Fmt2(p.Tau), st.Summaries, rankText(st.RankK, st.EnergyK), rankText(st.RankV, st.EnergyV), bits(st.SummaryBits))
 		if st.ExtraAnchors > 0 {
 			s += fmt.Sprintf("; the slots freed buy %s", plural(st.ExtraAnchors, "more exact anchor", "more exact anchors"))
 		}
