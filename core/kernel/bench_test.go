@@ -51,6 +51,22 @@ func BenchmarkLogits(b *testing.B) {
 	})
 }
 
+// BenchmarkLogitsDecode is Logits for the few query rows of a decoding
+// step (one token; a KV head's group of 4 or 8 query heads) against 1024
+// cached keys: the row-packed kernels (logitsQ4, logitsQ8).
+func BenchmarkLogitsDecode(b *testing.B) {
+	for _, m := range []int{1, 4, 8} {
+		s := shape{m, 1024, 64}
+		b.Run(fmt.Sprintf("m=%d", m), func(b *testing.B) {
+			d := newBenchData(s)
+			for b.Loop() {
+				Logits(d.s, d.q, s.m, d.k, s.n, s.d, 0.125)
+			}
+			b.ReportMetric(mnd2(s, d)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+		})
+	}
+}
+
 // logitsNaive is the plain loop Logits replaced (the same bits).
 func logitsNaive(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 	for i := 0; i < m; i++ {

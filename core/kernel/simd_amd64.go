@@ -190,6 +190,11 @@ func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 	pq := unsafe.Pointer(&qt[0])
 	sv := archsimd.BroadcastFloat32x8(scale)
 	var t0, t1, t2, t3 [8]float32
+	// The logits are copied out as bits, with integer moves: the scalar
+	// SSE moves of float32 copies, between the 256-bit loops, each paid
+	// the switch between the two states.
+	u0, u1, u2, u3 := bitsOf(&t0), bitsOf(&t1), bitsOf(&t2), bitsOf(&t3)
+	od := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
 	for j := 0; j+4 <= nk; j += 4 {
 		k0 := k[j*d : j*d+d]
 		k1, k2, k3 := k[(j+1)*d:(j+1)*d+d], k[(j+2)*d:(j+2)*d+d], k[(j+3)*d:(j+3)*d+d]
@@ -207,11 +212,14 @@ func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 		a2.Mul(sv).StoreArray(&t2)
 		a3.Mul(sv).StoreArray(&t3)
 		for r := 0; r < rows; r++ {
-			o := dst[r*ldd+j : r*ldd+j+4 : r*ldd+j+4]
-			o[0], o[1], o[2], o[3] = t0[r], t1[r], t2[r], t3[r]
+			o := od[r*ldd+j : r*ldd+j+4 : r*ldd+j+4]
+			o[0], o[1], o[2], o[3] = u0[r], u1[r], u2[r], u3[r]
 		}
 	}
 }
+
+// bitsOf is t's bits as integers.
+func bitsOf(t *[8]float32) *[8]uint32 { return (*[8]uint32)(unsafe.Pointer(t)) }
 
 // blockDotsT8 is blockDotsT4 for 8 packed rows: wt[8c+r] is row r's
 // element c (8*d floats), lane r accumulates row r.
@@ -220,6 +228,10 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 	_ = wt[8*d-1]
 	pw := unsafe.Pointer(&wt[0])
 	var t [4][8]float32
+	// Copied out as bits, with integer moves (see logitsQ8): copy's SSE
+	// moves would pay the switch out of the AVX state.
+	u := [4]*[8]uint32{bitsOf(&t[0]), bitsOf(&t[1]), bitsOf(&t[2]), bitsOf(&t[3])}
+	od := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
 	for j := 0; j+4 <= nk; j += 4 {
 		x0 := x[j*d : j*d+d]
 		x1, x2, x3 := x[(j+1)*d:(j+1)*d+d], x[(j+2)*d:(j+2)*d+d], x[(j+3)*d:(j+3)*d+d]
@@ -244,8 +256,11 @@ func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 		s1.StoreArray(&t[1])
 		s2.StoreArray(&t[2])
 		s3.StoreArray(&t[3])
-		for i := range t {
-			copy(dst[(j+i)*ldd:(j+i)*ldd+rows], t[i][:rows])
+		for i, ui := range u {
+			o := od[(j+i)*ldd : (j+i)*ldd+rows]
+			for r := range o {
+				o[r] = ui[r]
+			}
 		}
 	}
 }
@@ -273,7 +288,6 @@ const wideAxpy = false
 
 // maxT8 is maxT4 with 8 lanes; x holds at least 8 elements.
 func maxT8(x []float32) (float32, bool) {
-	defer clearUpper()
 	n := len(x) &^ 7
 	m := archsimd.LoadFloat32x8(x[:8:8])
 	ok := m.Equal(m)
@@ -284,13 +298,16 @@ func maxT8(x []float32) (float32, bool) {
 	}
 	var b [8]int32
 	ok.ToInt32x8().StoreArray(&b)
+	var l [8]float32
+	m.StoreArray(&l)
+	// Before the scalar code below, not deferred: its SSE instructions
+	// after 256-bit ones would pay the switch between the two states.
+	clearUpper()
 	for _, x := range b {
 		if x == 0 {
 			return 0, false
 		}
 	}
-	var l [8]float32
-	m.StoreArray(&l)
 	return max(l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]), true
 }
 
