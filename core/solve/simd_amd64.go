@@ -110,7 +110,6 @@ func allFiniteV4(a []float64) bool {
 
 // absMaxV4 is absMax for len(a) a multiple of 4, four lanes of maxima.
 func absMaxV4(a []float64) float64 {
-	defer archsimd.ClearAVXUpperBits()
 	mask := archsimd.BroadcastUint64x4(1<<63 - 1)
 	var c archsimd.Float64x4
 	p := unsafe.Pointer(&a[0])
@@ -119,6 +118,9 @@ func absMaxV4(a []float64) float64 {
 	}
 	var b [4]float64
 	c.StoreArray(&b)
+	// Before the scalar max, not deferred: SSE instructions after 256-bit
+	// ones pay the switch between the two states.
+	archsimd.ClearAVXUpperBits()
 	return max(b[0], b[1], b[2], b[3])
 }
 
