@@ -95,7 +95,8 @@ bench-ratio:
 	scripts/bench-ratio.sh
 
 ## bench-numpy: the one-head analysis against the same in NumPy, one core
-## (scripts/bench-numpy.sh; needs python3-numpy)
+## (scripts/bench-numpy.sh; needs python3-numpy, and libopenblas0-pthread
+## for the OpenBLAS the goal is set against)
 bench-numpy:
 	scripts/bench-numpy.sh
 

@@ -8,7 +8,11 @@ outputs, attention mass per key (column mean), key entropy and row entropy;
 then each probe query's logits over the prefix and its output over the
 prefix and the causal suffix. It prints the fastest of ROUNDS timed runs in
 ms (each the mean of a batch), after a check that the numbers are sane.
-The data is random: the timing does not depend on its values."""
+The data is random: the timing does not depend on its values.
+
+analyze_numpy.py --blas prints the BLAS that NumPy's products run on (the
+library file mapped into this process after a product): OpenBLAS, BLIS,
+MKL, "reference" for Netlib's unoptimised libblas, or the file's path."""
 
 import os
 import sys
@@ -51,7 +55,32 @@ def analyze(q, k, v, scale):
     return o, salience, key_ent, row_ent, sp, op
 
 
+def blas():
+    """Names the BLAS library this process has mapped (after a product)."""
+    a = np.ones((64, 64), dtype=np.float32)
+    a @ a
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            name = os.path.basename(path)
+            if "blas" in name or "mkl" in name or "blis" in name:
+                libs.add(os.path.realpath(path))
+    for lib in sorted(libs):
+        low = lib.lower()
+        for key, label in (("openblas", "OpenBLAS"), ("blis", "BLIS"), ("mkl", "MKL")):
+            if key in low:
+                return label
+    for lib in sorted(libs):
+        if "/blas/" in lib:
+            return "reference"
+    return ", ".join(sorted(libs)) or "unknown"
+
+
 def main():
+    if sys.argv[1:] == ["--blas"]:
+        print(blas())
+        return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     rng = np.random.default_rng(42)
     q, k, v = (rng.standard_normal((N + T, D), dtype=np.float32) for _ in range(3))
