@@ -408,16 +408,16 @@ func axpy2Go(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) {
 // passes over it).
 const logitsTile = 4096
 
-// logitsVec is Logits on the archsimd kernels. The keys are taken in tiles
-// of at most logitsTile floats, packed in groups of 8 (with 8 lanes) or 4,
-// each group transposed (kt[w*c+l] = k[j+l, c] for width w), so that one lane
-// accumulates the dot product of a query row and one key in index order and
-// a row's logits are stored as one vector; the query rows pass over a tile 4
-// at a time. With at most 4 rows (8 with 8 lanes), as Partial.AddKeys asks,
-// the rows are packed instead and a lane holds one row's dot product with a
-// key (logitsQ4, logitsQ8). Keys past the last multiple of 4 are one
-// group of 4 padded with zero keys, or with at most 4 rows use Dot. It
-// needs 0 < d <= maxPackD, n >= 4.
+// logitsVec is Logits on the archsimd kernels. The keys are taken in tiles of
+// at most logitsTile floats, packed in groups of 8 (with 8 lanes) or 4, each
+// group transposed (kt[w*c+l] = k[j+l, c] for width w), so that one lane
+// accumulates the dot product of a query row and one key in index order and a
+// row's logits are stored as one vector; the query rows pass over a tile 4
+// (with 8 lanes 6) at a time. With at most 4 rows (8 with 8 lanes), as
+// Partial.AddKeys asks, the rows are packed instead and a lane holds one row's
+// dot product with a key (logitsQ4, logitsQ8). Keys past the last multiple of
+// 4 are one group of 4 padded with zero keys, or with at most 4 rows use Dot.
+// It needs 0 < d <= maxPackD, n >= 4.
 func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 	var pack [logitsTile]float32
 	n4 := n &^ 3
@@ -447,12 +447,22 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 		}
 		n4 = 0 // done; the keys past n4 follow
 	}
+	// The query rows pass over a tile 6 at a time with 8 lanes: logitsT8's
+	// 6 sums, their products, the weights and a key vector fit the 16 AVX
+	// registers, where 4 rows left the sums waiting on the adds' latency.
+	step := 4
+	if vecLanes == 8 {
+		step = 6
+	}
 	kc := max(8, (logitsTile/d)&^7)
 	for j0 := 0; j0 < n4; j0 += kc {
 		nk := min(kc, n4-j0)
 		for g := 0; g < nk; g += groupWidth(nk - g) {
 			w := groupWidth(nk - g)
 			kt := pack[g*d : (g+w)*d]
+			if packVec(kt, w, k[(j0+g)*d:(j0+g+w)*d], w, d) {
+				continue
+			}
 			for l := 0; l < w; l++ {
 				kl := k[(j0+g+l)*d : (j0+g+l)*d+d]
 				for c, x := range kl {
@@ -460,13 +470,17 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 				}
 			}
 		}
-		for i0 := 0; i0 < m; i0 += 4 {
-			rows := min(4, m-i0)
+		for i0 := 0; i0 < m; i0 += step {
+			rows := min(step, m-i0)
 			qi := q[i0*d : (i0+rows)*d]
 			for g := 0; g < nk; g += groupWidth(nk - g) {
 				w := groupWidth(nk - g)
 				out := dst[i0*n+j0+g:]
-				if w == 8 {
+				if vecLanes == 8 && g+16 <= nk {
+					// Two groups of 8 side by side (groupWidth is 8 for both).
+					logitsT16(out, n, qi, rows, pack[g*d:(g+16)*d], d, scale)
+					g += 8
+				} else if w == 8 {
 					logitsT8(out, n, qi, rows, pack[g*d:(g+w)*d], d, scale)
 				} else {
 					logitsT4(out, n, qi, rows, pack[g*d:(g+w)*d], d, scale)

@@ -50,6 +50,28 @@ func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, s
 	pk := unsafe.Pointer(&kt[0])
 	sv := archsimd.BroadcastFloat32x8(scale)
 	i := 0
+	for ; i+6 <= m; i += 6 {
+		q0 := q[i*d : i*d+d]
+		q1, q2, q3 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d], q[(i+3)*d:(i+3)*d+d]
+		q4, q5 := q[(i+4)*d:(i+4)*d+d], q[(i+5)*d:(i+5)*d+d]
+		q1, q2, q3, q4, q5 = q1[:len(q0)], q2[:len(q0)], q3[:len(q0)], q4[:len(q0)], q5[:len(q0)]
+		var a0, a1, a2, a3, a4, a5 archsimd.Float32x8
+		for c, x := range q0 {
+			k := vec8(unsafe.Add(pk, 32*c))
+			a0 = a0.Add(archsimd.BroadcastFloat32x8(x).Mul(k))
+			a1 = a1.Add(archsimd.BroadcastFloat32x8(q1[c]).Mul(k))
+			a2 = a2.Add(archsimd.BroadcastFloat32x8(q2[c]).Mul(k))
+			a3 = a3.Add(archsimd.BroadcastFloat32x8(q3[c]).Mul(k))
+			a4 = a4.Add(archsimd.BroadcastFloat32x8(q4[c]).Mul(k))
+			a5 = a5.Add(archsimd.BroadcastFloat32x8(q5[c]).Mul(k))
+		}
+		a0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd:]))
+		a1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd:]))
+		a2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd:]))
+		a3.Mul(sv).StoreArray((*[8]float32)(dst[(i+3)*ldd:]))
+		a4.Mul(sv).StoreArray((*[8]float32)(dst[(i+4)*ldd:]))
+		a5.Mul(sv).StoreArray((*[8]float32)(dst[(i+5)*ldd:]))
+	}
 	for ; i+4 <= m; i += 4 {
 		q0 := q[i*d : i*d+d]
 		q1, q2, q3 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d], q[(i+3)*d:(i+3)*d+d]
@@ -77,9 +99,53 @@ func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, s
 	}
 }
 
-// axpyT8 is axpyT4 with 8-lane registers: 64, then 32 columns in registers
-// over all t (8 or 4 independent sums), then 8, then one 4-lane step; it
-// returns len(o)&^3.
+// logitsT16 is logitsT8 for 16 keys, two groups of 8 packed one after the
+// other (kt[8c+l] and kt[8d+8c+l]), 3 query rows at a time: a broadcast
+// row element serves two key vectors, and the 6 sums, 6 products, 3
+// weights and 2 key vectors fit the 16 AVX registers. The last m mod 3
+// rows go to logitsT8, one group at a time.
+func logitsT16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	_ = kt[16*d-1]
+	_ = q[m*d-1]
+	_ = dst[(m-1)*ldd+15]
+	defer clearUpper()
+	pk := unsafe.Pointer(&kt[0])
+	pk2 := unsafe.Add(pk, 32*d)
+	sv := archsimd.BroadcastFloat32x8(scale)
+	i := 0
+	for ; i+3 <= m; i += 3 {
+		q0 := q[i*d : i*d+d]
+		q1, q2 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d]
+		q1, q2 = q1[:len(q0)], q2[:len(q0)]
+		var a0, a1, a2, b0, b1, b2 archsimd.Float32x8
+		for c, x := range q0 {
+			k, k2 := vec8(unsafe.Add(pk, 32*c)), vec8(unsafe.Add(pk2, 32*c))
+			w0 := archsimd.BroadcastFloat32x8(x)
+			w1 := archsimd.BroadcastFloat32x8(q1[c])
+			w2 := archsimd.BroadcastFloat32x8(q2[c])
+			a0, b0 = a0.Add(w0.Mul(k)), b0.Add(w0.Mul(k2))
+			a1, b1 = a1.Add(w1.Mul(k)), b1.Add(w1.Mul(k2))
+			a2, b2 = a2.Add(w2.Mul(k)), b2.Add(w2.Mul(k2))
+		}
+		a0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd:]))
+		b0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd+8:]))
+		a1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd:]))
+		b1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd+8:]))
+		a2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd:]))
+		b2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd+8:]))
+	}
+	if i < m {
+		logitsT8(dst[i*ldd:], ldd, q[i*d:], m-i, kt[:8*d], d, scale)
+		logitsT8(dst[i*ldd+8:], ldd, q[i*d:], m-i, kt[8*d:16*d], d, scale)
+	}
+}
+
+// axpyT8 is axpyT4 with 8-lane registers: 32 columns in registers over all
+// t (4 independent sums), then 8, then one 4-lane step; it returns
+// len(o)&^3. With 8 sums (64 columns) the products and the sums needed 17
+// registers and one sum went through the stack on every step (see
+// axpy2Block8); 6 sums (48) left d = 64's last 16 columns to the one-sum
+// loop (BenchmarkPartialAddLogits: 32 columns 1.22x faster than either).
 func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 	defer clearUpper()
 	n := len(o) &^ 3
@@ -92,31 +158,6 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 		return unsafe.Add(pb, 4*j*ldb)
 	}
 	c := 0
-	for ; c+64 <= n; c += 64 {
-		p := unsafe.Add(po, 4*c)
-		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
-		s4, s5, s6, s7 := vec8(unsafe.Add(p, 128)), vec8(unsafe.Add(p, 160)), vec8(unsafe.Add(p, 192)), vec8(unsafe.Add(p, 224))
-		for t, x := range coef {
-			w := archsimd.BroadcastFloat32x8(x)
-			r := unsafe.Add(row(t), 4*c)
-			s0 = s0.Add(w.Mul(vec8(r)))
-			s1 = s1.Add(w.Mul(vec8(unsafe.Add(r, 32))))
-			s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
-			s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
-			s4 = s4.Add(w.Mul(vec8(unsafe.Add(r, 128))))
-			s5 = s5.Add(w.Mul(vec8(unsafe.Add(r, 160))))
-			s6 = s6.Add(w.Mul(vec8(unsafe.Add(r, 192))))
-			s7 = s7.Add(w.Mul(vec8(unsafe.Add(r, 224))))
-		}
-		store8(s0, p)
-		store8(s1, unsafe.Add(p, 32))
-		store8(s2, unsafe.Add(p, 64))
-		store8(s3, unsafe.Add(p, 96))
-		store8(s4, unsafe.Add(p, 128))
-		store8(s5, unsafe.Add(p, 160))
-		store8(s6, unsafe.Add(p, 192))
-		store8(s7, unsafe.Add(p, 224))
-	}
 	for ; c+32 <= n; c += 32 {
 		p := unsafe.Add(po, 4*c)
 		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
@@ -147,7 +188,7 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 	return c
 }
 
-// axpy2T8 is axpy2T4 with 8-lane registers: 2 rows by 32 columns, then 2
+// axpy2T8 is axpy2T4 with 8-lane registers: 2 rows by 16 columns, then 2
 // by 8, then one 4-lane step; it returns len(o0)&^3.
 func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 	defer clearUpper()
@@ -162,7 +203,7 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 		return unsafe.Add(pb, 4*j*ldb)
 	}
 	c := 0
-	for ; c+32 <= n; c += 32 {
+	for ; c+16 <= n; c += 16 {
 		axpy2Block8(unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c), c0, c1, idx, unsafe.Add(pb, 4*c), ldb)
 	}
 	for ; c+8 <= n; c += 8 {
@@ -528,40 +569,54 @@ func dots4(out []float32, ostride int, s, p []float32, n, blocks int) {
 	dots4Vec(out, ostride, s, p, n, blocks)
 }
 
-// axpy2Block8 is axpy2T8's block of 2 rows by 32 columns at u and v, the
-// columns of b from pb on: a leaf loop, whose accumulators the compiler
-// keeps in registers.
+// axpy2Block8 is axpy2T8's block of 2 rows by 16 columns at u and v, the
+// columns of b from pb on, rows idx[t] of b (axpy2Run8 when idx is nil):
+// a leaf loop whose 4 sums, 4 products, 2 weights and 2 vectors of b stay
+// in registers. The compiler's scheduler puts a step's products before its
+// sums (they have uses in the loop body, the sums only in the next step):
+// with 8 sums (32 columns) two went to the stack and back on every step,
+// and 6 sums (24) left d = 64's last 16 columns to the 2 x 8 loop.
+// BenchmarkMatMul, fastest of 5 alternate runs: 16 columns 1.86x faster
+// than 32, 1.21x than 24.
 func axpy2Block8(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.Pointer, ldb int) {
-	s0, s1, s2, s3 := vec8(u), vec8(unsafe.Add(u, 32)), vec8(unsafe.Add(u, 64)), vec8(unsafe.Add(u, 96))
-	t0, t1, t2, t3 := vec8(v), vec8(unsafe.Add(v, 32)), vec8(unsafe.Add(v, 64)), vec8(unsafe.Add(v, 96))
-	c1 = c1[:len(c0)]
-	if idx != nil {
-		idx = idx[:len(c0)]
+	if idx == nil {
+		axpy2Run8(u, v, c0, c1, pb, ldb)
+		return
 	}
+	s0, s1 := vec8(u), vec8(unsafe.Add(u, 32))
+	t0, t1 := vec8(v), vec8(unsafe.Add(v, 32))
+	c1 = c1[:len(c0)]
+	idx = idx[:len(c0)]
+	for t, x := range c0 {
+		r := unsafe.Add(pb, 4*int(idx[t])*ldb)
+		w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
+		b0, b1 := vec8(r), vec8(unsafe.Add(r, 32))
+		s0, t0 = s0.Add(w.Mul(b0)), t0.Add(y.Mul(b0))
+		s1, t1 = s1.Add(w.Mul(b1)), t1.Add(y.Mul(b1))
+	}
+	store8(s0, u)
+	store8(s1, unsafe.Add(u, 32))
+	store8(t0, v)
+	store8(t1, unsafe.Add(v, 32))
+}
+
+// axpy2Run8 is axpy2Block8 over rows 0, 1, ... of b.
+func axpy2Run8(u, v unsafe.Pointer, c0, c1 []float32, pb unsafe.Pointer, ldb int) {
+	s0, s1 := vec8(u), vec8(unsafe.Add(u, 32))
+	t0, t1 := vec8(v), vec8(unsafe.Add(v, 32))
+	c1 = c1[:len(c0)]
 	r := pb
 	for t, x := range c0 {
-		if idx != nil {
-			r = unsafe.Add(pb, 4*int(idx[t])*ldb)
-		}
 		w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
-		b0 := vec8(r)
+		b0, b1 := vec8(r), vec8(unsafe.Add(r, 32))
 		s0, t0 = s0.Add(w.Mul(b0)), t0.Add(y.Mul(b0))
-		b1 := vec8(unsafe.Add(r, 32))
 		s1, t1 = s1.Add(w.Mul(b1)), t1.Add(y.Mul(b1))
-		b2 := vec8(unsafe.Add(r, 64))
-		s2, t2 = s2.Add(w.Mul(b2)), t2.Add(y.Mul(b2))
-		b3 := vec8(unsafe.Add(r, 96))
-		s3, t3 = s3.Add(w.Mul(b3)), t3.Add(y.Mul(b3))
 		r = unsafe.Add(r, 4*ldb)
 	}
 	store8(s0, u)
 	store8(s1, unsafe.Add(u, 32))
-	store8(s2, unsafe.Add(u, 64))
-	store8(s3, unsafe.Add(u, 96))
 	store8(t0, v)
 	store8(t1, unsafe.Add(v, 32))
-	store8(t2, unsafe.Add(v, 64))
-	store8(t3, unsafe.Add(v, 96))
 }
 
 // packVec packs a panel of 8 whole rows for packRows (wt[8c+r] =

@@ -10,6 +10,10 @@ func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale fl
 	panic("kernel: no 8-lane kernels in this build")
 }
 
+func logitsT16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
 func blockDotsT8(dst []float32, ldd, rows int, wt, x []float32, nk, d, bs int) {
 	panic("kernel: no 8-lane kernels in this build")
 }
