@@ -447,9 +447,8 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 		}
 		n4 = 0 // done; the keys past n4 follow
 	}
-	// The query rows pass over a tile 6 at a time with 8 lanes: logitsT8's
-	// 6 sums, their products, the weights and a key vector fit the 16 AVX
-	// registers, where 4 rows left the sums waiting on the adds' latency.
+	// The query rows pass over a tile 6 at a time with 8 lanes: two of
+	// logitsT16's blocks of 3 rows by 16 keys.
 	step := 4
 	if vecLanes == 8 {
 		step = 6

@@ -50,28 +50,6 @@ func logitsT8(dst []float32, ldd int, q []float32, m int, kt []float32, d int, s
 	pk := unsafe.Pointer(&kt[0])
 	sv := archsimd.BroadcastFloat32x8(scale)
 	i := 0
-	for ; i+6 <= m; i += 6 {
-		q0 := q[i*d : i*d+d]
-		q1, q2, q3 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d], q[(i+3)*d:(i+3)*d+d]
-		q4, q5 := q[(i+4)*d:(i+4)*d+d], q[(i+5)*d:(i+5)*d+d]
-		q1, q2, q3, q4, q5 = q1[:len(q0)], q2[:len(q0)], q3[:len(q0)], q4[:len(q0)], q5[:len(q0)]
-		var a0, a1, a2, a3, a4, a5 archsimd.Float32x8
-		for c, x := range q0 {
-			k := vec8(unsafe.Add(pk, 32*c))
-			a0 = a0.Add(archsimd.BroadcastFloat32x8(x).Mul(k))
-			a1 = a1.Add(archsimd.BroadcastFloat32x8(q1[c]).Mul(k))
-			a2 = a2.Add(archsimd.BroadcastFloat32x8(q2[c]).Mul(k))
-			a3 = a3.Add(archsimd.BroadcastFloat32x8(q3[c]).Mul(k))
-			a4 = a4.Add(archsimd.BroadcastFloat32x8(q4[c]).Mul(k))
-			a5 = a5.Add(archsimd.BroadcastFloat32x8(q5[c]).Mul(k))
-		}
-		a0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd:]))
-		a1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd:]))
-		a2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd:]))
-		a3.Mul(sv).StoreArray((*[8]float32)(dst[(i+3)*ldd:]))
-		a4.Mul(sv).StoreArray((*[8]float32)(dst[(i+4)*ldd:]))
-		a5.Mul(sv).StoreArray((*[8]float32)(dst[(i+5)*ldd:]))
-	}
 	for ; i+4 <= m; i += 4 {
 		q0 := q[i*d : i*d+d]
 		q1, q2, q3 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d], q[(i+3)*d:(i+3)*d+d]
