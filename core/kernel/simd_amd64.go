@@ -548,43 +548,26 @@ func dots4(out []float32, ostride int, s, p []float32, n, blocks int) {
 }
 
 // axpy2Block8 is axpy2T8's block of 2 rows by 16 columns at u and v, the
-// columns of b from pb on, rows idx[t] of b (axpy2Run8 when idx is nil):
-// a leaf loop whose 4 sums, 4 products, 2 weights and 2 vectors of b stay
-// in registers. The compiler's scheduler puts a step's products before its
-// sums (they have uses in the loop body, the sums only in the next step):
-// with 8 sums (32 columns) two went to the stack and back on every step,
-// and 6 sums (24) left d = 64's last 16 columns to the 2 x 8 loop.
+// columns of b from pb on, rows idx[t] of b (rows t in turn when idx is
+// nil): a leaf loop whose 4 sums, 4 products, 2 weights and 2 vectors of b
+// stay in registers. The compiler's scheduler puts a step's products before
+// its sums (they have uses in the loop body, the sums only in the next
+// step): with 8 sums (32 columns) two went to the stack and back on every
+// step, and 6 sums (24) left d = 64's last 16 columns to the 2 x 8 loop.
 // BenchmarkMatMul, fastest of 5 alternate runs: 16 columns 1.86x faster
 // than 32, 1.21x than 24.
 func axpy2Block8(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.Pointer, ldb int) {
-	if idx == nil {
-		axpy2Run8(u, v, c0, c1, pb, ldb)
-		return
-	}
 	s0, s1 := vec8(u), vec8(unsafe.Add(u, 32))
 	t0, t1 := vec8(v), vec8(unsafe.Add(v, 32))
 	c1 = c1[:len(c0)]
-	idx = idx[:len(c0)]
-	for t, x := range c0 {
-		r := unsafe.Add(pb, 4*int(idx[t])*ldb)
-		w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
-		b0, b1 := vec8(r), vec8(unsafe.Add(r, 32))
-		s0, t0 = s0.Add(w.Mul(b0)), t0.Add(y.Mul(b0))
-		s1, t1 = s1.Add(w.Mul(b1)), t1.Add(y.Mul(b1))
+	if idx != nil {
+		idx = idx[:len(c0)]
 	}
-	store8(s0, u)
-	store8(s1, unsafe.Add(u, 32))
-	store8(t0, v)
-	store8(t1, unsafe.Add(v, 32))
-}
-
-// axpy2Run8 is axpy2Block8 over rows 0, 1, ... of b.
-func axpy2Run8(u, v unsafe.Pointer, c0, c1 []float32, pb unsafe.Pointer, ldb int) {
-	s0, s1 := vec8(u), vec8(unsafe.Add(u, 32))
-	t0, t1 := vec8(v), vec8(unsafe.Add(v, 32))
-	c1 = c1[:len(c0)]
 	r := pb
 	for t, x := range c0 {
+		if idx != nil {
+			r = unsafe.Add(pb, 4*int(idx[t])*ldb)
+		}
 		w, y := archsimd.BroadcastFloat32x8(x), archsimd.BroadcastFloat32x8(c1[t])
 		b0, b1 := vec8(r), vec8(unsafe.Add(r, 32))
 		s0, t0 = s0.Add(w.Mul(b0)), t0.Add(y.Mul(b0))
