@@ -99,9 +99,9 @@ func xlogxTo(dst, src []float32) {
 	case vecLanes > 0:
 		for len(dst)-j >= 4 {
 			if vecLanes == 8 {
-				j += xlogxT8(dst[j:], src[j:])
+				j += xlogxT8(dst[j:], src[j:], nil)
 			}
-			j += xlogxT4(dst[j:], src[j:])
+			j += xlogxT4(dst[j:], src[j:], nil)
 			if len(dst)-j >= 4 { // a group with a zero, denormal, Inf or NaN
 				xlogxGo(dst[j:j+4], src[j:j+4])
 				j += 4

@@ -165,6 +165,16 @@ func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 		for j0 := 0; j0 < n; j0 += elemChunk {
 			p := buf[:min(elemChunk, n-j0)]
 			r, c, h := row[j0:j0+len(p)], cs[j0:j0+len(p)], ent[j0:j0+len(p)]
+			if vecLanes > 0 {
+				// One pass while the quotients are normal; from the
+				// first group that is not, the three passes below.
+				k := 0
+				if vecLanes == 8 {
+					k = xlogxT8(h, r, c)
+				}
+				k += xlogxT4(h[k:], r[k:], c[k:])
+				p, r, c, h = p[k:], r[k:], c[k:], h[k:]
+			}
 			j := 0
 			if vecLanes > 0 {
 				j = elemT4(2, p, r, c, 0)
@@ -205,24 +215,35 @@ func RowEntropy(dst, a []float32, m, n int) {
 		return
 	}
 	inv := 1 / Log32(float32(n))
-	var buf, buf2 [elemChunk]float32
-	// Two rows at a time (the last alone taken with itself): their chains
-	// of dependent subtractions overlap.
-	for i := 0; i < len(dst); i += 2 {
-		i2 := min(i+1, len(dst)-1)
-		row, row2 := a[i*n:i*n+n], a[i2*n:i2*n+n]
-		var h, h2 float32
+	var buf [4][elemChunk]float32
+	// Four rows at a time (the last block repeats its last row): their
+	// chains of dependent subtractions overlap.
+	for i := 0; i < len(dst); i += 4 {
+		var r [4][]float32
+		for k := range r {
+			i2 := min(i+k, len(dst)-1)
+			r[k] = a[i2*n : i2*n+n]
+		}
+		var h0, h1, h2, h3 float32
 		for j0 := 0; j0 < n; j0 += elemChunk {
-			p, p2 := buf[:min(elemChunk, n-j0)], buf2[:min(elemChunk, n-j0)]
-			xlogxTo(p, row[j0:])
-			xlogxTo(p2, row2[j0:])
-			p2 = p2[:len(p)]
-			for j, x := range p {
-				h -= x
+			p0 := buf[0][:min(elemChunk, n-j0)]
+			p1, p2, p3 := buf[1][:len(p0)], buf[2][:len(p0)], buf[3][:len(p0)]
+			xlogxTo(p0, r[0][j0:])
+			xlogxTo(p1, r[1][j0:])
+			xlogxTo(p2, r[2][j0:])
+			xlogxTo(p3, r[3][j0:])
+			for j, x := range p0 {
+				h0 -= x
+				h1 -= p1[j]
 				h2 -= p2[j]
+				h3 -= p3[j]
 			}
 		}
-		dst[i], dst[i2] = min(max(h*inv, 0), 1), min(max(h2*inv, 0), 1)
+		for k, h := range [4]float32{h0, h1, h2, h3} {
+			if i+k < len(dst) {
+				dst[i+k] = min(max(h*inv, 0), 1)
+			}
+		}
 	}
 }
 

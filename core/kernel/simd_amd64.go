@@ -448,8 +448,10 @@ func expT8(dst, src []float32, mx float32) int {
 // xlogxT8 is xlogxT4 eight at a time (AVX2): dst[j] = xlogx(src[j]) while
 // all eight of a group are normal, positive and finite, the operations of
 // xlogxGo's fast branch in its order, one element per lane; it returns the
-// count done.
-func xlogxT8(dst, src []float32) int {
+// count done. With div, the argument is the quotient x = src[j] / div[j]
+// and the result is subtracted, dst[j] -= xlogx(x): KeyEntropy's three
+// passes (quotient, x ln x, sum) in one, with the same roundings.
+func xlogxT8(dst, src, div []float32) int {
 	defer clearUpper()
 	n := len(dst) &^ 7
 	src = src[:n]
@@ -474,12 +476,25 @@ func xlogxT8(dst, src []float32) int {
 		l2h   = archsimd.BroadcastFloat32x8(ln2Hi)
 		l2l   = archsimd.BroadcastFloat32x8(ln2Lo)
 	)
-	j := 0
-	for ; j < n; j += 8 {
+	if div != nil {
+		div = div[:n]
+	}
+	load := func(j int) archsimd.Float32x8 {
 		x := archsimd.LoadFloat32x8(src[j : j+8 : j+8])
-		if x.GreaterEqual(lo).And(x.LessEqual(hi)).ToBits() != 0xff {
-			break
+		if div != nil {
+			x = x.Div(archsimd.LoadFloat32x8(div[j : j+8 : j+8]))
 		}
+		return x
+	}
+	store := func(j int, y archsimd.Float32x8) {
+		o := (*[8]float32)(dst[j : j+8 : j+8])
+		if div != nil {
+			y = archsimd.LoadFloat32x8Array(o).Sub(y)
+		}
+		y.StoreArray(o)
+	}
+	ok := func(x archsimd.Float32x8) bool { return x.GreaterEqual(lo).And(x.LessEqual(hi)).ToBits() == 0xff }
+	f := func(x archsimd.Float32x8) archsimd.Float32x8 {
 		b := x.ToBits()
 		e := b.ShiftAllRight(23).BitsToInt32().Sub(bias)
 		m := b.And(mant).Or(expo1).BitsToFloat32()
@@ -500,7 +515,24 @@ func xlogxT8(dst, src []float32) int {
 		ef := e.ConvertToFloat32()
 		y = y.Add(ef.Mul(l2l))
 		y = y.Sub(half.Mul(z))
-		x.Mul(f.Add(y).Add(ef.Mul(l2h))).StoreArray((*[8]float32)(dst[j : j+8 : j+8]))
+		return x.Mul(f.Add(y).Add(ef.Mul(l2h)))
+	}
+	j := 0
+	// Two groups at a time: their chains of dependent operations overlap.
+	for ; j+16 <= n; j += 16 {
+		x, x2 := load(j), load(j+8)
+		if !ok(x) || !ok(x2) {
+			break
+		}
+		store(j, f(x))
+		store(j+8, f(x2))
+	}
+	for ; j < n; j += 8 {
+		x := load(j)
+		if !ok(x) {
+			break
+		}
+		store(j, f(x))
 	}
 	return j
 }

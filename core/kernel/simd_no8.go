@@ -30,6 +30,6 @@ func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f 
 	panic("kernel: no 8-lane kernels in this build")
 }
 
-func xlogxT8(dst, src []float32) int {
+func xlogxT8(dst, src, div []float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }

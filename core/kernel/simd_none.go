@@ -40,7 +40,7 @@ func expShiftT4(dst, src []float32, mx float32, sum *float32) int {
 	panic("kernel: built without archsimd kernels")
 }
 
-func xlogxT4(dst, src []float32) int {
+func xlogxT4(dst, src, div []float32) int {
 	panic("kernel: built without archsimd kernels")
 }
 
