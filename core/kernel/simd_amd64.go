@@ -87,34 +87,39 @@ func logitsT16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, 
 	_ = q[m*d-1]
 	_ = dst[(m-1)*ldd+15]
 	defer clearUpper()
+	// The last m mod 3 rows first: then only sv and the pointers are live
+	// across the loops, which keep every value in a register.
+	m3 := m - m%3
+	if m3 < m {
+		logitsT8(dst[m3*ldd:], ldd, q[m3*d:], m-m3, kt[:8*d], d, scale)
+		logitsT8(dst[m3*ldd+8:], ldd, q[m3*d:], m-m3, kt[8*d:16*d], d, scale)
+	}
 	pk := unsafe.Pointer(&kt[0])
 	pk2 := unsafe.Add(pk, 32*d)
+	pq, po := unsafe.Pointer(&q[0]), unsafe.Pointer(&dst[0])
 	sv := archsimd.BroadcastFloat32x8(scale)
-	i := 0
-	for ; i+3 <= m; i += 3 {
-		q0 := q[i*d : i*d+d]
-		q1, q2 := q[(i+1)*d:(i+1)*d+d], q[(i+2)*d:(i+2)*d+d]
-		q1, q2 = q1[:len(q0)], q2[:len(q0)]
+	for i := 0; i < m3; i += 3 {
+		q0 := unsafe.Add(pq, 4*i*d)
+		q1, q2 := unsafe.Add(q0, 4*d), unsafe.Add(q0, 8*d)
 		var a0, a1, a2, b0, b1, b2 archsimd.Float32x8
-		for c, x := range q0 {
+		for c := 0; c < d; c++ {
 			k, k2 := vec8(unsafe.Add(pk, 32*c)), vec8(unsafe.Add(pk2, 32*c))
-			w0 := archsimd.BroadcastFloat32x8(x)
-			w1 := archsimd.BroadcastFloat32x8(q1[c])
-			w2 := archsimd.BroadcastFloat32x8(q2[c])
+			w0 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(q0, 4*c)))
+			w1 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(q1, 4*c)))
+			w2 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(q2, 4*c)))
 			a0, b0 = a0.Add(w0.Mul(k)), b0.Add(w0.Mul(k2))
 			a1, b1 = a1.Add(w1.Mul(k)), b1.Add(w1.Mul(k2))
 			a2, b2 = a2.Add(w2.Mul(k)), b2.Add(w2.Mul(k2))
 		}
-		a0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd:]))
-		b0.Mul(sv).StoreArray((*[8]float32)(dst[i*ldd+8:]))
-		a1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd:]))
-		b1.Mul(sv).StoreArray((*[8]float32)(dst[(i+1)*ldd+8:]))
-		a2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd:]))
-		b2.Mul(sv).StoreArray((*[8]float32)(dst[(i+2)*ldd+8:]))
-	}
-	if i < m {
-		logitsT8(dst[i*ldd:], ldd, q[i*d:], m-i, kt[:8*d], d, scale)
-		logitsT8(dst[i*ldd+8:], ldd, q[i*d:], m-i, kt[8*d:16*d], d, scale)
+		o := unsafe.Add(po, 4*i*ldd)
+		store8(a0.Mul(sv), o)
+		store8(b0.Mul(sv), unsafe.Add(o, 32))
+		o = unsafe.Add(o, 4*ldd)
+		store8(a1.Mul(sv), o)
+		store8(b1.Mul(sv), unsafe.Add(o, 32))
+		o = unsafe.Add(o, 4*ldd)
+		store8(a2.Mul(sv), o)
+		store8(b2.Mul(sv), unsafe.Add(o, 32))
 	}
 }
 
@@ -122,6 +127,35 @@ func logitsT16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, 
 // t (4 independent sums), then 8, then one 4-lane step; it returns
 // len(o)&^3. With 8 sums (64 columns) the products and the sums needed 17
 // registers and one sum went through the stack on every step (see
+// axpyBlock8 is axpyT8's block of 32 columns at u (4 sums in registers):
+// u[c] += coef[t]*row_t[c], row_t at pb plus idx[t] (or t) times ldb
+// floats. Its own function, as axpy2Block8, so that only the block's
+// values are live in its loop: the row address is one register, stepped
+// by the stride without an index, and the four loads take it with an
+// offset.
+func axpyBlock8(u unsafe.Pointer, coef []float32, idx []int32, pb unsafe.Pointer, ldb int) {
+	s0, s1, s2, s3 := vec8(u), vec8(unsafe.Add(u, 32)), vec8(unsafe.Add(u, 64)), vec8(unsafe.Add(u, 96))
+	if idx != nil {
+		idx = idx[:len(coef)]
+	}
+	r := pb
+	for t, x := range coef {
+		if idx != nil {
+			r = unsafe.Add(pb, 4*int(idx[t])*ldb)
+		}
+		w := archsimd.BroadcastFloat32x8(x)
+		s0 = s0.Add(w.Mul(vec8(r)))
+		s1 = s1.Add(w.Mul(vec8(unsafe.Add(r, 32))))
+		s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
+		s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
+		r = unsafe.Add(r, 4*ldb)
+	}
+	store8(s0, u)
+	store8(s1, unsafe.Add(u, 32))
+	store8(s2, unsafe.Add(u, 64))
+	store8(s3, unsafe.Add(u, 96))
+}
+
 // axpy2Block8); 6 sums (48) left d = 64's last 16 columns to the one-sum
 // loop (BenchmarkPartialAddLogits: 32 columns 1.22x faster than either).
 func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
@@ -137,20 +171,7 @@ func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 	}
 	c := 0
 	for ; c+32 <= n; c += 32 {
-		p := unsafe.Add(po, 4*c)
-		s0, s1, s2, s3 := vec8(p), vec8(unsafe.Add(p, 32)), vec8(unsafe.Add(p, 64)), vec8(unsafe.Add(p, 96))
-		for t, x := range coef {
-			w := archsimd.BroadcastFloat32x8(x)
-			r := unsafe.Add(row(t), 4*c)
-			s0 = s0.Add(w.Mul(vec8(r)))
-			s1 = s1.Add(w.Mul(vec8(unsafe.Add(r, 32))))
-			s2 = s2.Add(w.Mul(vec8(unsafe.Add(r, 64))))
-			s3 = s3.Add(w.Mul(vec8(unsafe.Add(r, 96))))
-		}
-		store8(s0, p)
-		store8(s1, unsafe.Add(p, 32))
-		store8(s2, unsafe.Add(p, 64))
-		store8(s3, unsafe.Add(p, 96))
+		axpyBlock8(unsafe.Add(po, 4*c), coef, idx, unsafe.Add(pb, 4*c), ldb)
 	}
 	for ; c+8 <= n; c += 8 {
 		p := unsafe.Add(po, 4*c)
