@@ -466,6 +466,43 @@ func TestPartialAddLogits(t *testing.T) {
 	}
 }
 
+// TestPartialAddLogitsRowsIndependent checks that AddLogits over many rows
+// (two at a time where it can) gives each row the bits of that row added
+// alone, twice in a row so that the second call rescales: rows with -Inf
+// logits, a row of -Inf only, a row with a NaN and a lone last row.
+func TestPartialAddLogitsRowsIndependent(t *testing.T) {
+	r := &rng{17}
+	const m, d = 7, 20
+	for _, n := range []int{1, 5, 300, 700} {
+		v := r.vec(n * d)
+		logits := func(shift float32) []float32 {
+			sl := make([]float32, m*n)
+			for i := range sl {
+				sl[i] = 8*r.unif() + shift
+			}
+			sl[n-1] = float32(math.Inf(-1)) // row 0, last key
+			for j := 0; j < n; j++ {
+				sl[2*n+j] = float32(math.Inf(-1)) // row 2: no key
+			}
+			sl[4*n+n/2] = float32(math.NaN())
+			return sl
+		}
+		s1, s2 := logits(0), logits(3)
+		p := NewPartial(m, d)
+		p.AddLogits(s1, n, nil, v)
+		p.AddLogits(s2, n, nil, v)
+		for i := 0; i < m; i++ {
+			q := NewPartial(1, d)
+			q.AddLogits(s1[i*n:(i+1)*n], n, nil, v)
+			q.AddLogits(s2[i*n:(i+1)*n], n, nil, v)
+			name := fmt.Sprintf("n=%d row %d", n, i)
+			sameBits(t, name+" max", p.Max[i:i+1], q.Max)
+			sameBits(t, name+" sum", p.Sum[i:i+1], q.Sum)
+			sameBits(t, name+" acc", p.Acc[i*d:(i+1)*d], q.Acc)
+		}
+	}
+}
+
 // TestPartialMerge splits the keys at random points into parts, adds each
 // part to its own partial (alternating AddKeys and AddLogits), merges them in
 // a random order (including empty parts) and compares with one-shot
