@@ -503,6 +503,42 @@ func TestPartialAddLogitsRowsIndependent(t *testing.T) {
 	}
 }
 
+// TestPartialAddKeysRowsIndependent checks that AddKeys over many rows (two
+// at a time where they see the same keys) gives each row the bits of that
+// row added alone: without and with causality (row i alone over keys 0..i)
+// and biases, and with a -Inf bias on one key.
+func TestPartialAddKeysRowsIndependent(t *testing.T) {
+	r := &rng{19}
+	const m, d = 9, 12
+	for _, c := range []int{3, 130, 300} {
+		q, k, v := r.vec(m*d), r.vec(c*d), r.vec(c*d)
+		bias := r.vec(c)
+		bias[c/2] = float32(math.Inf(-1))
+		for _, causal := range []bool{false, true} {
+			for _, b := range [][]float32{nil, bias} {
+				p := NewPartial(m, d)
+				p.AddKeys(q, k, v, c, 0.7, b, causal, nil)
+				for i := 0; i < m; i++ {
+					ci := c
+					if causal {
+						ci = min(c, i+1)
+					}
+					var bi []float32
+					if b != nil {
+						bi = b[:ci]
+					}
+					one := NewPartial(1, d)
+					one.AddKeys(q[i*d:(i+1)*d], k[:ci*d], v[:ci*d], ci, 0.7, bi, false, nil)
+					name := fmt.Sprintf("c=%d causal=%v bias=%v row %d", c, causal, b != nil, i)
+					sameBits(t, name+" max", p.Max[i:i+1], one.Max)
+					sameBits(t, name+" sum", p.Sum[i:i+1], one.Sum)
+					sameBits(t, name+" acc", p.Acc[i*d:(i+1)*d], one.Acc)
+				}
+			}
+		}
+	}
+}
+
 // TestPartialMerge splits the keys at random points into parts, adds each
 // part to its own partial (alternating AddKeys and AddLogits), merges them in
 // a random order (including empty parts) and compares with one-shot
