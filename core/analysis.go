@@ -278,8 +278,7 @@ func analyzeAttn(s *sample.Sample, l, h, n, w int) *Group {
 	g.Salience = make([]float32, n)
 	g.KeyEntropy = make([]float32, n)
 	g.RowEntropy = make([]float32, w)
-	kernel.ColMean(g.Salience, g.A, w, n)
-	kernel.KeyEntropy(g.KeyEntropy, g.A, w, n, make([]float32, 2*n))
+	kernel.KeyStats(g.Salience, g.KeyEntropy, g.A, w, n, make([]float32, 2*n))
 	kernel.RowEntropy(g.RowEntropy, g.A, w, n)
 
 	p := &Probes{Head: h, Attn: make([]float32, t*n)}

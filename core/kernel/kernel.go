@@ -135,21 +135,25 @@ func ColMean(dst, a []float32, m, n int) {
 	scaleTo(dst, 1/float32(m))
 }
 
+// KeyStats sets sal to ColMean(sal, a, m, n) and ent to KeyEntropy(ent, a,
+// m, n, work), the same bits, from one pass of column sums over a.
+func KeyStats(sal, ent, a []float32, m, n int, work []float32) {
+	KeyEntropy(ent, a, m, n, work)
+	sal = sal[:n]
+	copy(sal, work[:n])
+	scaleTo(sal, 1/float32(m))
+}
+
 // KeyEntropy sets dst[j] to the normalized entropy of column j of the m x n
 // attention matrix a: with p[i] = a[i,j] / sum_i a[i,j],
 // dst[j] = -sum_i p[i] ln p[i] / ln m, in [0, 1]. A column with zero mass, or
-// any column when m == 1, gets 1. work must hold 2n floats.
+// any column when m == 1, gets 1. work must hold 2n floats; work[:n] is left
+// holding the column sums (in row order, ColMean's).
 //
 // The sum runs over the terms -p ln p >= 0 (two passes over a: column sums,
 // then the terms), so it has no cancellation; ln is Log32.
 func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 	dst = dst[:n]
-	if m == 1 {
-		for j := range dst {
-			dst[j] = 1
-		}
-		return
-	}
 	cs, ent := work[:n], work[n:2*n]
 	clear(cs)
 	clear(ent)
@@ -158,6 +162,12 @@ func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 	}
 	for i := 0; i < m; i++ {
 		addTo(cs, a[i*n:i*n+n])
+	}
+	if m == 1 {
+		for j := range dst {
+			dst[j] = 1
+		}
+		return
 	}
 	var buf [elemChunk]float32
 	for i := 0; i < m; i++ {
@@ -415,8 +425,11 @@ func BinMass(z, y, a []float32, m, n int, idx []int32, v []float32, d int) {
 func addTo(dst, src []float32) {
 	src = src[:len(dst)]
 	j := 0
+	if vecLanes == 8 {
+		j = elemT8(0, dst, src, 0)
+	}
 	if vecLanes > 0 {
-		j = elemT4(0, dst, src, nil, 0)
+		j += elemT4(0, dst[j:], src[j:], nil, 0)
 	}
 	for ; j+4 <= len(dst); j += 4 {
 		o := dst[j : j+4 : j+4]
@@ -434,8 +447,11 @@ func addTo(dst, src []float32) {
 // scaleTo sets dst[j] *= f.
 func scaleTo(dst []float32, f float32) {
 	j := 0
+	if vecLanes == 8 {
+		j = elemT8(1, dst, nil, f)
+	}
 	if vecLanes > 0 {
-		j = elemT4(1, dst, nil, nil, f)
+		j += elemT4(1, dst[j:], nil, nil, f)
 	}
 	for ; j+4 <= len(dst); j += 4 {
 		o := dst[j : j+4 : j+4]

@@ -205,6 +205,23 @@ func TestKeyEntropy(t *testing.T) {
 	}
 }
 
+// TestKeyStats checks that KeyStats gives the bits of ColMean and
+// KeyEntropy called apart.
+func TestKeyStats(t *testing.T) {
+	r := &rng{23}
+	for _, s := range shapes {
+		m, n := s.m, s.n
+		a := attention(r, m, n, 5)
+		sal, ent := make([]float32, n), make([]float32, n)
+		KeyStats(sal, ent, a, m, n, make([]float32, 2*n))
+		wantSal, wantEnt := make([]float32, n), make([]float32, n)
+		ColMean(wantSal, a, m, n)
+		KeyEntropy(wantEnt, a, m, n, make([]float32, 2*n))
+		sameBits(t, fmt.Sprintf("%v: salience", s), sal, wantSal)
+		sameBits(t, fmt.Sprintf("%v: key entropy", s), ent, wantEnt)
+	}
+}
+
 func TestKeyEntropyEdges(t *testing.T) {
 	const m, n = 8, 5
 	a := make([]float32, m*n)

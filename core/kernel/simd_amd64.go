@@ -466,6 +466,29 @@ func expT8(dst, src []float32, mx float32) int {
 	return j
 }
 
+// elemT8 is elemT4's ops 0 (dst[j] += a[j]) and 1 (dst[j] *= f) eight
+// lanes at a time over the first len(dst)&^7 elements; it returns that
+// count.
+func elemT8(op int, dst, a []float32, f float32) int {
+	defer clearUpper()
+	n := len(dst) &^ 7
+	dst = dst[:n]
+	if op == 0 {
+		a = a[:n]
+		for j := 0; j < n; j += 8 {
+			o := (*[8]float32)(dst[j : j+8 : j+8])
+			archsimd.LoadFloat32x8Array(o).Add(archsimd.LoadFloat32x8(a[j : j+8 : j+8])).StoreArray(o)
+		}
+		return n
+	}
+	fv := archsimd.BroadcastFloat32x8(f)
+	for j := 0; j < n; j += 8 {
+		o := (*[8]float32)(dst[j : j+8 : j+8])
+		archsimd.LoadFloat32x8Array(o).Mul(fv).StoreArray(o)
+	}
+	return n
+}
+
 // xlogxT8 is xlogxT4 eight at a time (AVX2): dst[j] = xlogx(src[j]) while
 // all eight of a group are normal, positive and finite, the operations of
 // xlogxGo's fast branch in its order, one element per lane; it returns the

@@ -28,7 +28,7 @@ func NewStats(m, n, d int) *Stats {
 
 // Calibrate fills st (from NewStats(m, n, d)) for the m query rows q
 // (m x d) against the n keys k with values v (n x d): Logits, SoftmaxRows,
-// ColMean, KeyEntropy and RowEntropy, and the outputs through the same
+// KeyStats (ColMean and KeyEntropy) and RowEntropy, and the outputs through the same
 // online-softmax kernel (Partial.AddLogits) that attends over every
 // compressed cache, so that a cache keeping every token reproduces O bit
 // for bit.
@@ -36,8 +36,7 @@ func Calibrate(st *Stats, q []float32, m int, k, v []float32, n, d int, scale fl
 	Logits(st.S, q, m, k, n, d, scale)
 	p := NewPartial(m, d)
 	softmaxAttend(st.A, st.S, m, n, st.Mu, st.RowSum, p, v)
-	ColMean(st.Salience, st.A, m, n)
-	KeyEntropy(st.KeyEntropy, st.A, m, n, make([]float32, 2*n))
+	KeyStats(st.Salience, st.KeyEntropy, st.A, m, n, make([]float32, 2*n))
 	RowEntropy(st.RowEntropy, st.A, m, n)
 	p.Output(st.O)
 }
