@@ -33,19 +33,22 @@ func dots4W(out *float32, ostride int, s, p *float32, n int, blocks int)
 func axpy2W(o0, o1, c0, c1 *float32, idx *int32, nt int, b *float32, ldb int, n16 int)
 
 //go:noescape
-func pack4W(wt *float32, w *float32, ld int, d int)
+func pack4W(wt *float32, w *float32, ld int, d int, os int)
 
-// packVec packs a panel of 4 whole rows for packRows (wt[4c+r] =
-// w[r*d+c]) in the SIMD128 assembly (pack4W), where Go's WebAssembly for
-// the loop spends most of its time on addresses, and reports whether it
-// did: other panels are packRows's own.
+// packVec packs a panel of 4 or 8 whole rows (wt[lanes*c+r] = w[r*d+c]:
+// packRows's panels, logitsVec's groups of 8 keys) in the SIMD128
+// assembly (pack4W, 4 rows at a time), where Go's WebAssembly for the
+// loop spends most of its time on addresses, and reports whether it did:
+// other panels are packRows's own.
 func packVec(wt []float32, lanes int, w []float32, rows, d int) bool {
-	if lanes != 4 || rows != 4 || d <= 0 {
+	if lanes != 4 && lanes != 8 || rows != lanes || d <= 0 {
 		return false
 	}
-	_ = wt[4*d-1]
-	_ = w[4*d-1]
-	pack4W(&wt[0], &w[0], d, d)
+	_ = wt[lanes*d-1]
+	_ = w[lanes*d-1]
+	for r := 0; r < lanes; r += 4 {
+		pack4W(&wt[r], &w[r*d], d, d, lanes)
+	}
 	return true
 }
 

@@ -443,15 +443,20 @@ blocks4:
 	End
 	RET
 
-// func pack4W(wt *float32, w *float32, ld int, d int)
+// func pack4W(wt *float32, w *float32, ld int, d int, os int)
 //
 // Packs 4 rows of w (row stride ld floats) of d columns transposed:
-// wt[4c+r] = w[r*ld+c], one v128 store per column. d > 0.
-TEXT ·pack4W(SB), NOSPLIT, $0-32
+// wt[os*c+r] = w[r*ld+c], one v128 store per column. d > 0.
+TEXT ·pack4W(SB), NOSPLIT, $0-40
 	MOVD wt+0(FP), R0
 	MOVD w+8(FP), R1
 	MOVD ld+16(FP), R2
 	MOVD d+24(FP), R3
+	MOVD os+32(FP), R7
+	Get R7
+	I64Const $2
+	I64Shl
+	Set R7 // column stride of wt in bytes
 	Get R2
 	I64Const $2
 	I64Shl
@@ -490,7 +495,7 @@ cols:
 		F32Load $0
 		F32x4ReplaceLane $3, $3
 		V128Store $0
-		ADDI(R0, 16)
+		ADDR(R0, R7)
 		ADDI(R1, 4)
 		ADDI(R4, 4)
 		ADDI(R5, 4)
