@@ -98,7 +98,7 @@ func xlogxTo(dst, src []float32) {
 	switch {
 	case vecLanes > 0:
 		for len(dst)-j >= 4 {
-			if vecLanes == 8 {
+			if vecLanes == 8 || asmXlogx {
 				j += xlogxT8(dst[j:], src[j:], nil)
 			}
 			j += xlogxT4(dst[j:], src[j:], nil)

@@ -179,7 +179,7 @@ func KeyEntropy(dst, a []float32, m, n int, work []float32) {
 				// One pass while the quotients are normal; from the
 				// first group that is not, the three passes below.
 				k := 0
-				if vecLanes == 8 {
+				if vecLanes == 8 || asmXlogx {
 					k = xlogxT8(h, r, c)
 				}
 				k += xlogxT4(h[k:], r[k:], c[k:])

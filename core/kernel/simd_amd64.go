@@ -313,6 +313,10 @@ const wideKeys = false
 // simd_wasm.go).
 const asmExp = false
 
+// asmXlogx is false: x ln x runs xlogxT8 with 8 lanes only (see
+// simd_wasm.go).
+const asmXlogx = false
+
 // expShiftVec is expShiftT4 (simd_wasm.go has an assembly one).
 func expShiftVec(dst, src []float32, mx float32, sum *float32) int {
 	return expShiftT4(dst, src, mx, sum)

@@ -30,10 +30,6 @@ func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f 
 	panic("kernel: no 8-lane kernels in this build")
 }
 
-func xlogxT8(dst, src, div []float32) int {
-	panic("kernel: no 8-lane kernels in this build")
-}
-
 func elemT8(op int, dst, a []float32, f float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }

@@ -47,3 +47,12 @@ func widenRowsT8(dst []float64, w []float64, idx []int32, x []float32, ld int) i
 func expT8(dst, src []float32, mx float32) int {
 	panic("kernel: no 8-lane kernels in this build")
 }
+
+// asmXlogx is false: x ln x runs xlogxT8 with 8 lanes only (see
+// simd_wasm.go).
+const asmXlogx = false
+
+// xlogxT8 is never called here: vecLanes is not 8.
+func xlogxT8(dst, src, div []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

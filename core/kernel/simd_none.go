@@ -103,3 +103,12 @@ func expT4(dst, src []float32, mx float32) int {
 
 // packVec packs nothing: packRows's Go loop packs.
 func packVec(wt []float32, lanes int, w []float32, rows, d int) bool { return false }
+
+// asmXlogx is false: x ln x runs xlogxT8 with 8 lanes only (see
+// simd_wasm.go).
+const asmXlogx = false
+
+// xlogxT8 is never called here: vecLanes is not 8.
+func xlogxT8(dst, src, div []float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}

@@ -181,3 +181,40 @@ func dots4(out []float32, ostride int, s, p []float32, n, blocks int) {
 	_ = out[(4*blocks-1)*ostride]
 	dots4W(&out[0], ostride, &s[0], &p[0], n, blocks)
 }
+
+// asmXlogx says that x ln x runs the SIMD128 assembly of simd_wasm.s
+// (xlogxW) in place of the archsimd loop: xlogxT8 in xlogxTo and
+// KeyEntropy although vecLanes is 4.
+const asmXlogx = true
+
+// xlogxConsts are xlogxW's constants as bits, each in four lanes: those of
+// xlogxT4, in the order xlogxW reads them.
+var xlogxConsts = func() (k [19][4]uint32) {
+	for i, c := range []uint32{math.Float32bits(minNorm), math.Float32bits(math.MaxFloat32), 0x007fffff, 0x3f800000, 127,
+		math.Float32bits(sqrt2), math.Float32bits(0.5), math.Float32bits(1),
+		math.Float32bits(7.0376836292e-2), math.Float32bits(1.1514610310e-1), math.Float32bits(1.1676998740e-1),
+		math.Float32bits(1.2420140846e-1), math.Float32bits(1.4249322787e-1), math.Float32bits(1.6668057665e-1),
+		math.Float32bits(2.0000714765e-1), math.Float32bits(2.4999993993e-1), math.Float32bits(3.3333331174e-1),
+		math.Float32bits(ln2Hi), math.Float32bits(ln2Lo)} {
+		k[i] = [4]uint32{c, c, c, c}
+	}
+	return k
+}()
+
+//go:noescape
+func xlogxW(dst, src, div *float32, n4 int, k *[19][4]uint32) int
+
+// xlogxT8 is xlogxT4 (with its optional divisor) in the SIMD128 assembly
+// (xlogxW), four at a time while all four x are normal, positive and
+// finite; it returns the count done.
+func xlogxT8(dst, src, div []float32) int {
+	n := len(dst) &^ 3
+	if n == 0 {
+		return 0
+	}
+	var pd *float32
+	if div != nil {
+		pd = &div[:n][0]
+	}
+	return xlogxW(&dst[0], &src[:n][0], pd, n, &xlogxConsts)
+}

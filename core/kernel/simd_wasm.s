@@ -4,8 +4,9 @@
 
 // The hottest 4-lane kernels in WebAssembly SIMD128 by hand: the logits
 // block (logitsW), the weighted sums of one and two rows (axpyW,
-// axpy2W), MatMul4's dot products (dots4W) and the packing of a panel of
-// four rows (pack4W, a copy). Each lane runs the same sequence of float32
+// axpy2W), MatMul4's dot products (dots4W), the packing of panels of four
+// rows (pack4W, a copy), the exponentials (expW), x ln x (xlogxW) and the
+// float64 sums of float32 rows (widenW). Each lane runs the same sequence of float32
 // operations as a lane of simd.go's kernels and of the portable loops (a
 // product, then its sum with the accumulator, in the order of the loop;
 // no fused multiply-add), so they give the same bits. What they save over
@@ -804,4 +805,176 @@ exps:
 		F32Store $0
 	End
 	MOVD R4, ret+48(FP)
+	RET
+
+// XK pushes the constant vector i of xlogxW's table (at R5).
+#define XK(i) Get R5; I32WrapI64; V128Load $(16*i)
+
+// func xlogxW(dst, src, div *float32, n4 int, k *[19][4]float32) int
+//
+// xlogxT4 in SIMD128 by hand: dst[j] = xlogx(x), x = src[j] (or with div
+// != nil x = src[j]/div[j] and dst[j] -= xlogx(x)), four at a time for j <
+// n4 (a multiple of 4) while all four x are normal, positive and finite:
+// the operations of xlogxGo's fast branch in its order, one element per
+// lane. k holds the constants, each in four lanes: minNorm, MaxFloat32,
+// the bits 0x007fffff, 0x3f800000 and 127, sqrt2, 0.5, 1, the
+// polynomial's c0..c8, ln2Hi, ln2Lo. It returns the count done.
+TEXT ·xlogxW(SB), NOSPLIT, $0-48
+	MOVD dst+0(FP), R0
+	MOVD src+8(FP), R1
+	MOVD div+16(FP), R2
+	MOVD n4+24(FP), R3
+	MOVD k+32(FP), R5
+	I64Const $0
+	Set R4 // done
+
+	Block
+xs:
+	Loop
+		Get R3
+		I64Eqz
+		BrIf $1
+		LOAD(R1, 0, V0)
+		Get R2
+		I64Eqz
+		I32Eqz
+		If
+			Get V0
+			Get R2
+			I32WrapI64
+			V128Load $0
+			F32x4Div
+			Set V0
+		End
+		// all four in [minNorm, MaxFloat32]
+		Get V0
+		XK(0)
+		F32x4Ge
+		Get V0
+		XK(1)
+		F32x4Le
+		V128And
+		I32x4AllTrue
+		I32Eqz
+		BrIf $1
+		// e = (bits >> 23) - 127, m = bits&0x007fffff | 0x3f800000
+		Get V0
+		I32Const $23
+		I32x4ShrU
+		XK(4)
+		I32x4Sub
+		Set V1
+		Get V0
+		XK(2)
+		V128And
+		XK(3)
+		V128Or
+		Tee V2
+		// big = m > sqrt2: m = m*0.5 and e = e+1 there
+		XK(5)
+		F32x4Gt
+		Set V3
+		Get V2
+		XK(6)
+		F32x4Mul
+		Get V2
+		Get V3
+		V128Bitselect
+		Set V2
+		Get V1
+		Get V3
+		I32x4Sub
+		Set V1
+		// f = m - 1, z = f*f
+		Get V2
+		XK(7)
+		F32x4Sub
+		Tee V4
+		Get V4
+		F32x4Mul
+		Set V5
+		// p = c0*f - c1, then *f + c2, - c3, + c4, - c5, + c6, - c7, + c8
+		XK(8)
+		Get V4
+		F32x4Mul
+		XK(9)
+		F32x4Sub
+		Get V4
+		F32x4Mul
+		XK(10)
+		F32x4Add
+		Get V4
+		F32x4Mul
+		XK(11)
+		F32x4Sub
+		Get V4
+		F32x4Mul
+		XK(12)
+		F32x4Add
+		Get V4
+		F32x4Mul
+		XK(13)
+		F32x4Sub
+		Get V4
+		F32x4Mul
+		XK(14)
+		F32x4Add
+		Get V4
+		F32x4Mul
+		XK(15)
+		F32x4Sub
+		Get V4
+		F32x4Mul
+		XK(16)
+		F32x4Add
+		// y = (p*f)*z + ef*ln2Lo - 0.5*z
+		Get V4
+		F32x4Mul
+		Get V5
+		F32x4Mul
+		Get V1
+		F32x4ConvertI32x4S
+		Tee V7
+		XK(18)
+		F32x4Mul
+		F32x4Add
+		XK(6)
+		Get V5
+		F32x4Mul
+		F32x4Sub
+		Set V6
+		// h = x * ((f + y) + ef*ln2Hi)
+		Get V0
+		Get V4
+		Get V6
+		F32x4Add
+		Get V7
+		XK(17)
+		F32x4Mul
+		F32x4Add
+		F32x4Mul
+		Set V8
+		Get R2
+		I64Eqz
+		I32Eqz
+		If
+			LOAD(R0, 0, V9)
+			Get V9
+			Get V8
+			F32x4Sub
+			Set V8
+			ADDI(R2, 16)
+		End
+		STORE(R0, 0, V8)
+		ADDI(R0, 16)
+		ADDI(R1, 16)
+		ADDI(R4, 4)
+		Get R3
+		I64Const $4
+		I64Sub
+		Set R3
+		Br xs
+	End
+	End
+	MOVD R4, ret+40(FP)
 	RET

@@ -16,7 +16,7 @@ import (
 func TestWasmKernelsSIMD(t *testing.T) {
 	funcs := wasmcode.TestBinaryFuncs(t)
 	const pkg = "github.com_haeols_haeols_core_kernel."
-	for _, name := range []string{"logitsT4", "logitsT8", "axpyT4", "axpy2T4", "dot1", "keyBlockT4", "logitsW", "axpyW", "axpy2W", "dots4W", "expW"} {
+	for _, name := range []string{"logitsT4", "logitsT8", "axpyT4", "axpy2T4", "dot1", "keyBlockT4", "logitsW", "axpyW", "axpy2W", "dots4W", "expW", "xlogxW"} {
 		f, ok := funcs[pkg+name]
 		if !ok {
 			t.Errorf("no function %s", pkg+name)
