@@ -477,7 +477,11 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 				out := dst[i0*n+j0+g:]
 				if vecLanes == 8 && g+16 <= nk {
 					// Two groups of 8 side by side (groupWidth is 8 for both).
-					logitsT16(out, n, qi, rows, pack[g*d:(g+16)*d], d, scale)
+					if wide16 {
+						logitsZ16(out, n, qi, rows, pack[g*d:(g+16)*d], d, scale)
+					} else {
+						logitsT16(out, n, qi, rows, pack[g*d:(g+16)*d], d, scale)
+					}
 					g += 8
 				} else if w == 8 {
 					logitsT8(out, n, qi, rows, pack[g*d:(g+w)*d], d, scale)

@@ -12,33 +12,38 @@ type kernelPath struct {
 	name  string
 	lanes int
 	asm   bool
+	zmm   bool // with 8 lanes, the 16-lane AVX-512 blocks too (wide16)
 }
 
 // asmBuilt is whether this build has the SSE assembly.
 var asmBuilt = useAsm
 
 // portable is the path of the portable Go loops, which define the bits.
-var portable = kernelPath{"portable", 0, false}
+var portable = kernelPath{"portable", 0, false, false}
 
 // kernelPaths lists every path of this build and CPU, the portable loops
 // last: each archsimd width of vecAvail (8 and 4 on amd64 with AVX2 and
-// GOEXPERIMENT=simd, 4 in wasm), then the SSE assembly on amd64.
+// GOEXPERIMENT=simd, 4 in wasm), 8 lanes with and without the AVX-512
+// blocks where the CPU has AVX-512, then the SSE assembly on amd64.
 func kernelPaths() []kernelPath {
 	var ps []kernelPath
 	for _, w := range vecAvail {
-		ps = append(ps, kernelPath{fmt.Sprintf("archsimd%d", w), w, false})
+		if w == 8 && zmmAvail {
+			ps = append(ps, kernelPath{"archsimd16", w, false, true})
+		}
+		ps = append(ps, kernelPath{fmt.Sprintf("archsimd%d", w), w, false, false})
 	}
 	if asmBuilt {
-		ps = append(ps, kernelPath{"sse", 0, true})
+		ps = append(ps, kernelPath{"sse", 0, true, false})
 	}
 	return append(ps, portable)
 }
 
 // withPath runs f on the kernel path p.
 func withPath(p kernelPath, f func()) {
-	lanes, asm := vecLanes, useAsm
-	vecLanes, useAsm = p.lanes, p.asm
-	defer func() { vecLanes, useAsm = lanes, asm }()
+	lanes, asm, zmm := vecLanes, useAsm, wide16
+	vecLanes, useAsm, wide16 = p.lanes, p.asm, p.zmm
+	defer func() { vecLanes, useAsm, wide16 = lanes, asm, zmm }()
 	f()
 }
 

@@ -19,6 +19,17 @@ var (
 	vecLanes = append(vecAvail, 0)[0]
 )
 
+// wide16 says that the weighted sums of two rows take 64 columns a step in
+// 16-lane AVX-512 registers (axpy2Block16), 4 of them per row: with 32
+// registers the 8 sums, 8 products, 2 weights and 4 vectors of b fit, and
+// each step's loop work is paid for 4 times the columns of axpy2Block8. It
+// is set on a CPU with AVX-512 (zmmAvail), and only read where vecLanes is
+// 8; the tests run both.
+var (
+	zmmAvail = archsimd.X86.AVX512()
+	wide16   = zmmAvail
+)
+
 func lanesAMD64() []int {
 	if archsimd.X86.AVX2() {
 		return []int{8, 4}
@@ -123,6 +134,54 @@ func logitsT16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, 
 	}
 }
 
+// logitsZ16 is logitsT16 with the 16 keys in one 16-lane AVX-512 register
+// (wide16), 6 query rows at a time: each step joins the two 8-key vectors
+// (SetLo, SetHi) and a broadcast row element serves all 16 keys; the 6
+// sums, 6 products, 6 weights and the key vector fit the 32 registers.
+// Fewer than 6 rows go to logitsT16.
+func logitsZ16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
+	if m < 6 {
+		logitsT16(dst, ldd, q, m, kt, d, scale)
+		return
+	}
+	_ = kt[16*d-1]
+	_ = q[m*d-1]
+	_ = dst[(m-1)*ldd+15]
+	defer clearUpper()
+	m6 := m - m%6
+	if m6 < m {
+		logitsT16(dst[m6*ldd:], ldd, q[m6*d:], m-m6, kt, d, scale)
+	}
+	pk := unsafe.Pointer(&kt[0])
+	pk2 := unsafe.Add(pk, 32*d)
+	pq, po := unsafe.Pointer(&q[0]), unsafe.Pointer(&dst[0])
+	sv := archsimd.BroadcastFloat32x16(scale)
+	bc := func(p unsafe.Pointer, off int) archsimd.Float32x16 {
+		return archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(p, off)))
+	}
+	for i := 0; i < m6; i += 6 {
+		q0 := unsafe.Add(pq, 4*i*d)
+		q3 := unsafe.Add(q0, 12*d)
+		var a0, a1, a2, a3, a4, a5, z archsimd.Float32x16
+		for c := 0; c < d; c++ {
+			k := z.SetLo(vec8(unsafe.Add(pk, 32*c))).SetHi(vec8(unsafe.Add(pk2, 32*c)))
+			// Rows 0-2 and 3-5 from two bases, d apart: few live registers.
+			x, y := unsafe.Add(q0, 4*c), unsafe.Add(q3, 4*c)
+			a0 = a0.Add(bc(x, 0).Mul(k))
+			a1 = a1.Add(bc(x, 4*d).Mul(k))
+			a2 = a2.Add(bc(x, 8*d).Mul(k))
+			a3 = a3.Add(bc(y, 0).Mul(k))
+			a4 = a4.Add(bc(y, 4*d).Mul(k))
+			a5 = a5.Add(bc(y, 8*d).Mul(k))
+		}
+		o := unsafe.Add(po, 4*i*ldd)
+		for _, a := range [6]archsimd.Float32x16{a0, a1, a2, a3, a4, a5} {
+			a.Mul(sv).StoreArray((*[16]float32)(o))
+			o = unsafe.Add(o, 4*ldd)
+		}
+	}
+}
+
 // axpyT8 is axpyT4 with 8-lane registers: 32 columns in registers over all
 // t (4 independent sums), then 8, then one 4-lane step; it returns
 // len(o)&^3. With 8 sums (64 columns) the products and the sums needed 17
@@ -202,6 +261,11 @@ func axpy2T8(o0, o1, c0, c1 []float32, idx []int32, b []float32, ldb int) int {
 		return unsafe.Add(pb, 4*j*ldb)
 	}
 	c := 0
+	if wide16 {
+		for ; c+64 <= n; c += 64 {
+			axpy2Block16(unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c), c0, c1, idx, unsafe.Add(pb, 4*c), ldb)
+		}
+	}
 	for ; c+16 <= n; c += 16 {
 		axpy2Block8(unsafe.Add(p0, 4*c), unsafe.Add(p1, 4*c), c0, c1, idx, unsafe.Add(pb, 4*c), ldb)
 	}
@@ -625,6 +689,45 @@ func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f 
 // p: dots4Vec (simd.go).
 func dots4(out []float32, ostride int, s, p []float32, n, blocks int) {
 	dots4Vec(out, ostride, s, p, n, blocks)
+}
+
+// axpy2Block16 is axpy2Block8 for 2 rows by 64 columns in 16-lane AVX-512
+// registers (wide16): 8 sums, 8 products, 2 weights and 4 vectors of b, of
+// the 32 registers. BenchmarkMatMul/m=128: see wide16.
+func axpy2Block16(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.Pointer, ldb int) {
+	ld := func(p unsafe.Pointer, off uintptr) archsimd.Float32x16 {
+		return archsimd.LoadFloat32x16Array((*[16]float32)(unsafe.Add(p, off)))
+	}
+	s0, s1, s2, s3 := ld(u, 0), ld(u, 64), ld(u, 128), ld(u, 192)
+	t0, t1, t2, t3 := ld(v, 0), ld(v, 64), ld(v, 128), ld(v, 192)
+	c1 = c1[:len(c0)]
+	if idx != nil {
+		idx = idx[:len(c0)]
+	}
+	r := pb
+	for t, x := range c0 {
+		if idx != nil {
+			r = unsafe.Add(pb, 4*int(idx[t])*ldb)
+		}
+		w, y := archsimd.BroadcastFloat32x16(x), archsimd.BroadcastFloat32x16(c1[t])
+		b0, b1, b2, b3 := ld(r, 0), ld(r, 64), ld(r, 128), ld(r, 192)
+		s0, t0 = s0.Add(w.Mul(b0)), t0.Add(y.Mul(b0))
+		s1, t1 = s1.Add(w.Mul(b1)), t1.Add(y.Mul(b1))
+		s2, t2 = s2.Add(w.Mul(b2)), t2.Add(y.Mul(b2))
+		s3, t3 = s3.Add(w.Mul(b3)), t3.Add(y.Mul(b3))
+		r = unsafe.Add(r, 4*ldb)
+	}
+	st := func(x archsimd.Float32x16, p unsafe.Pointer, off uintptr) {
+		x.StoreArray((*[16]float32)(unsafe.Add(p, off)))
+	}
+	st(s0, u, 0)
+	st(s1, u, 64)
+	st(s2, u, 128)
+	st(s3, u, 192)
+	st(t0, v, 0)
+	st(t1, v, 64)
+	st(t2, v, 128)
+	st(t3, v, 192)
 }
 
 // axpy2Block8 is axpy2T8's block of 2 rows by 16 columns at u and v, the

@@ -6,6 +6,12 @@ package kernel
 // simd_none.go's builds) declares them here and never calls them, since
 // vecLanes is not 8 there.
 
+// wide16 and zmmAvail are false: no AVX-512 blocks (simd_amd64.go).
+var (
+	zmmAvail = false
+	wide16   = false
+)
+
 func logitsQ8(dst []float32, ldd, rows int, qt, k []float32, nk, d int, scale float32) {
 	panic("kernel: no 8-lane kernels in this build")
 }
@@ -31,5 +37,9 @@ func shareOutT4(out []float32, nonY, by []float64, sign float64, y []float32, f 
 }
 
 func elemT8(op int, dst, a []float32, f float32) int {
+	panic("kernel: no 8-lane kernels in this build")
+}
+
+func logitsZ16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, scale float32) {
 	panic("kernel: no 8-lane kernels in this build")
 }
