@@ -90,7 +90,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'EvalKJV|EvaluateOne' -benchtime 1x ./core/eval/
 
 ## bench-ratio: the kernel and one-head benchmarks natively and in wasm
-## (Node) side by side, run alternately: wasm/native per benchmark
+## (Node) side by side, run alternately: wasm/native per benchmark (and
+## wasm against native AVX2 on a CPU with AVX-512)
 bench-ratio:
 	scripts/bench-ratio.sh
 

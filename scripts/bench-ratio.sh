@@ -7,7 +7,9 @@
 # ms/op and wasm/native, the wasm build's throughput as a share of the
 # native build's (1 is as fast; the goal is at least 0.5). In wasm each
 # round is the third run of its process, when V8 has optimised the code.
-# With -noasm a third build runs alongside, wasm without the SIMD128
+# On a CPU with AVX-512 the native binary also runs without its AVX-512
+# blocks (GODEBUG=cpu.avx512f=off: 8-lane AVX2 only), and wasm/AVX2 is the
+# wasm build against that. With -noasm a further build runs alongside, wasm without the SIMD128
 # assembly of core/kernel/simd_wasm.s (build tag wasmnoasm: simd.go's
 # archsimd loops only), and asm/noasm is how much faster the assembly
 # makes each benchmark (noasm ms / wasm ms).
@@ -32,29 +34,46 @@ for p in kernel core; do
 done
 cd "$tmp"
 
-# run pkg bench iters [wasm]: ns/op of one run (benchlib.sh)
-run() { if [ -n "${4:-}" ]; then bench_ns "$tmp/$1.wasm" "$2" "$3"; else bench_ns "$tmp/$1.test" "$2" "$3"; fi; }
+# run pkg bench iters [wasm|avx2]: ns/op of one run (benchlib.sh); avx2 is
+# the native binary without its AVX-512 blocks (GODEBUG=cpu.avx512f=off)
+run() {
+	case ${4:-} in
+	wasm) bench_ns "$tmp/$1.wasm" "$2" "$3" ;;
+	avx2) GODEBUG=cpu.avx512f=off bench_ns "$tmp/$1.test" "$2" "$3" ;;
+	*) bench_ns "$tmp/$1.test" "$2" "$3" ;;
+	esac
+}
 
-if [ -n "$noasm" ]; then
-	printf '%-36s %12s %12s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native' 'noasm ms' 'asm/noasm'
-else
-	printf '%-36s %12s %12s %12s\n' benchmark 'native ms' 'wasm ms' 'wasm/native'
-fi
+# On a CPU with AVX-512 the native build runs 16-lane blocks in its two
+# products; a second native column runs it without them (AVX2, 8 lanes).
+avx2=
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then avx2=1; fi
+
+hdr="$(printf '%-36s %12s' benchmark 'native ms')"
+[ -z "$avx2" ] || hdr="$hdr$(printf ' %12s' 'AVX2 ms')"
+hdr="$hdr$(printf ' %12s %12s' 'wasm ms' 'wasm/native')"
+[ -z "$avx2" ] || hdr="$hdr$(printf ' %12s' 'wasm/AVX2')"
+[ -z "$noasm" ] || hdr="$hdr$(printf ' %12s %12s' 'noasm ms' 'asm/noasm')"
+echo "$hdr"
 # row pkg bench native-iters wasm-iters
 row() {
-	local n="" w="" x=""
+	local n="" a="" w="" x=""
 	for _ in $(seq "$rounds"); do
 		n="$n $(run "$1" "$2" "$3")"
+		[ -z "$avx2" ] || a="$a $(run "$1" "$2" "$3" avx2)"
 		w="$w $(run "$1" "$2" "$4" wasm)"
 		[ -z "$noasm" ] || x="$x $(run "$1-noasm" "$2" "$4" wasm)"
 	done
-	echo "$n | $w | $x" | awk -v name="$2" '{
-		split($0, p, "|"); nn = split(p[1], a, " "); nw = split(p[2], b, " "); nx = split(p[3], c, " ")
-		mn = a[1]; for (i = 1; i <= nn; i++) if (a[i] < mn) mn = a[i]
-		mw = b[1]; for (i = 1; i <= nw; i++) if (b[i] < mw) mw = b[i]
+	echo "$n | $a | $w | $x" | awk -v name="$2" '
+	function least(s,   v, k, i, m) { k = split(s, v, " "); m = v[1]; for (i = 1; i <= k; i++) if (v[i] < m) m = v[i]; return k ? m : 0 }
+	{
+		split($0, p, "|"); mn = least(p[1]); ma = least(p[2]); mw = least(p[3]); mx = least(p[4])
 		gsub(/[\^$]/, "", name)
-		printf "%-36s %12.4f %12.4f %12.2f", name, mn / 1e6, mw / 1e6, mn / mw
-		if (nx > 0) { mx = c[1]; for (i = 1; i <= nx; i++) if (c[i] < mx) mx = c[i]; printf " %12.4f %12.2f", mx / 1e6, mx / mw }
+		printf "%-36s %12.4f", name, mn / 1e6
+		if (ma > 0) printf " %12.4f", ma / 1e6
+		printf " %12.4f %12.2f", mw / 1e6, mn / mw
+		if (ma > 0) printf " %12.2f", ma / mw
+		if (mx > 0) printf " %12.4f %12.2f", mx / 1e6, mx / mw
 		printf "\n" }'
 }
 

@@ -36,7 +36,9 @@
 //   - the simd/archsimd kernels (simd.go, simd_amd64.go), built with
 //     GOEXPERIMENT=simd: one 4-lane source compiled to WebAssembly SIMD128
 //     and, on amd64 CPUs with AVX2, to 128-bit AVX, plus 8-lane AVX2
-//     versions; the width is chosen once at start-up (vecLanes). They run
+//     versions, and on CPUs with AVX-512 16-lane blocks of the logits and
+//     of the two-row weighted sums (wide16); the width is chosen once at
+//     start-up (vecLanes). They run
 //     Logits, MatMul, BlockDots, BinMass, the weighted sums of Partial,
 //     Exp32 and Log32 four at a time (one element per lane) in SoftmaxRows, the
 //     entropies and Partial, and the elementwise column sums, scalings and
@@ -46,11 +48,12 @@
 //   - the WebAssembly SIMD128 assembly (simd_wasm.s, wasm with
 //     GOEXPERIMENT=simd): the innermost loops of the logits (four rows by
 //     eight keys), of the weighted sums (one row by 32 columns, two rows by
-//     16) and of MatMul4 (four dot products side by side), each lane in the
-//     archsimd kernels' order. Go's compiled wasm jumps back to a loop head
-//     through the function's dispatch table, keeps addresses as 64-bit
-//     values and spills vectors to its stack; these loops keep everything in
-//     WebAssembly locals and run 1.6-3 times as fast under V8.
+//     16), of MatMul4 (four dot products side by side), of the
+//     exponentials and of x ln x, each lane in the archsimd kernels' order.
+//     Go's compiled wasm jumps back to a loop head through the function's
+//     dispatch table, keeps addresses as 64-bit values and spills vectors
+//     to its stack; these loops keep everything in WebAssembly locals and
+//     run 1.1-3.6 times as fast under V8.
 //   - the SSE2 assembly (kernel_amd64.s, any amd64 CPU): the same kernels
 //     (but BlockDots, which then runs the portable loops) where the
 //     archsimd ones are not built or the CPU lacks AVX2, and AxpyWiden

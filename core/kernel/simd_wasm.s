@@ -19,15 +19,14 @@
 // What they buy, measured by `scripts/bench-ratio.sh -noasm 3` (fastest of
 // three rounds, wasm in Node on a 2-core x86 machine; noasm is the build
 // tag wasmnoasm, simd.go's archsimd loops alone, same bits): logitsW and
-// pack4W BenchmarkLogits/m=128 1.00 ms against 2.47 ms (2.5x); axpyW and
-// axpy2W BenchmarkMatMul/m=128 0.69 against 2.26 ms (3.3x); dots4W
-// BenchmarkMatMul4/rows=768/n=256/nb=32 0.60 against 1.08 ms (1.8x), nb=1
-// 1.6x; expW BenchmarkSoftmaxRows/m=128 0.51 against 0.66 ms (1.3x, in an
-// A/B of expW alone); widenW with the others BenchmarkReplanHAEOLS 2.83
-// against 3.65 ms (1.3x) and BenchmarkAnalyze 7.9 against 13.0 ms (1.6x).
-// Without them wasm runs at 0.2-0.4 of native on these benchmarks, below
-// the goal of 0.5; a kernel whose margin falls to noise goes back to
-// archsimd.
+// pack4W BenchmarkLogits/m=128 0.55 ms against 1.80 ms (3.3x); axpyW and
+// axpy2W BenchmarkMatMul/m=128 0.38 against 1.37 ms (3.6x); dots4W
+// BenchmarkMatMul4/rows=768/n=256/nb=32 0.32 against 0.62 ms (1.9x); expW
+// BenchmarkSoftmaxRows/m=128 0.46 against 0.53 ms (1.2x); xlogxW
+// BenchmarkRowEntropy/m=128 0.44 against 0.53 ms (1.2x), KeyEntropy 1.1x;
+// all of them BenchmarkAnalyze 3.9 against 6.9 ms (1.75x). widenW:
+// BenchmarkReplanHAEOLS 1.49 against 1.98 ms (1.3x, 60 iterations, 5
+// rounds). A kernel whose margin falls to noise goes back to archsimd.
 //
 // Registers: R0-R15 are i64 locals, V0-V15 v128 locals. A V128Store takes
 // its address without an offset (the assembler drops a store's offset), so
