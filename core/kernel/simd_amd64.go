@@ -19,12 +19,15 @@ var (
 	vecLanes = append(vecAvail, 0)[0]
 )
 
-// wide16 says that the weighted sums of two rows take 64 columns a step in
-// 16-lane AVX-512 registers (axpy2Block16), 4 of them per row: with 32
-// registers the 8 sums, 8 products, 2 weights and 4 vectors of b fit, and
-// each step's loop work is paid for 4 times the columns of axpy2Block8. It
-// is set on a CPU with AVX-512 (zmmAvail), and only read where vecLanes is
-// 8; the tests run both.
+// wide16 says that two kernels run 16-lane AVX-512 blocks: the weighted
+// sums of two rows 64 columns a step (axpy2Block16; with 32 registers its 8
+// sums, 8 products, 2 weights and 4 vectors of b fit, and each step's loop
+// work is paid for 4 times the columns of axpy2Block8) and the logits 6
+// rows by 16 keys (logitsZ16). On an AMD EPYC with full-width AVX-512,
+// fastest of 5 alternate runs against 8 lanes alone: BenchmarkMatMul/m=128
+// 0.106 against 0.242 ms, BenchmarkLogits/m=128 0.213 against 0.308 ms. It
+// is set on a CPU with AVX-512 (zmmAvail; GODEBUG=cpu.avx512f=off clears
+// it), and only read where vecLanes is 8; the tests run both.
 var (
 	zmmAvail = archsimd.X86.AVX512()
 	wide16   = zmmAvail
@@ -693,7 +696,7 @@ func dots4(out []float32, ostride int, s, p []float32, n, blocks int) {
 
 // axpy2Block16 is axpy2Block8 for 2 rows by 64 columns in 16-lane AVX-512
 // registers (wide16): 8 sums, 8 products, 2 weights and 4 vectors of b, of
-// the 32 registers. BenchmarkMatMul/m=128: see wide16.
+// the 32 registers (see wide16 for its benchmark).
 func axpy2Block16(u, v unsafe.Pointer, c0, c1 []float32, idx []int32, pb unsafe.Pointer, ldb int) {
 	ld := func(p unsafe.Pointer, off uintptr) archsimd.Float32x16 {
 		return archsimd.LoadFloat32x16Array((*[16]float32)(unsafe.Add(p, off)))
