@@ -485,8 +485,9 @@ func TestPartialAddLogits(t *testing.T) {
 
 // TestPartialAddLogitsRowsIndependent checks that AddLogits over many rows
 // (two at a time where it can) gives each row the bits of that row added
-// alone, twice in a row so that the second call rescales: rows with -Inf
-// logits, a row of -Inf only, a row with a NaN and a lone last row.
+// alone, twice in a row so that the second call rescales, over all keys and
+// over a shuffled subset: rows with -Inf logits, a row of -Inf only, a row
+// with a NaN and a lone last row.
 func TestPartialAddLogitsRowsIndependent(t *testing.T) {
 	r := &rng{17}
 	const m, d = 7, 20
@@ -505,17 +506,19 @@ func TestPartialAddLogitsRowsIndependent(t *testing.T) {
 			return sl
 		}
 		s1, s2 := logits(0), logits(3)
-		p := NewPartial(m, d)
-		p.AddLogits(s1, n, nil, v)
-		p.AddLogits(s2, n, nil, v)
-		for i := 0; i < m; i++ {
-			q := NewPartial(1, d)
-			q.AddLogits(s1[i*n:(i+1)*n], n, nil, v)
-			q.AddLogits(s2[i*n:(i+1)*n], n, nil, v)
-			name := fmt.Sprintf("n=%d row %d", n, i)
-			sameBits(t, name+" max", p.Max[i:i+1], q.Max)
-			sameBits(t, name+" sum", p.Sum[i:i+1], q.Sum)
-			sameBits(t, name+" acc", p.Acc[i*d:(i+1)*d], q.Acc)
+		for _, idx := range [][]int32{nil, r.subset(n, 0.6, true)} {
+			p := NewPartial(m, d)
+			p.AddLogits(s1, n, idx, v)
+			p.AddLogits(s2, n, idx, v)
+			for i := 0; i < m; i++ {
+				q := NewPartial(1, d)
+				q.AddLogits(s1[i*n:(i+1)*n], n, idx, v)
+				q.AddLogits(s2[i*n:(i+1)*n], n, idx, v)
+				name := fmt.Sprintf("n=%d indexed=%v row %d", n, idx != nil, i)
+				sameBits(t, name+" max", p.Max[i:i+1], q.Max)
+				sameBits(t, name+" sum", p.Sum[i:i+1], q.Sum)
+				sameBits(t, name+" acc", p.Acc[i*d:(i+1)*d], q.Acc)
+			}
 		}
 	}
 }

@@ -108,7 +108,7 @@ func (p *Partial) AddKeys(q, k, v []float32, c int, scale float32, bias []float3
 				vb := v[j0*d : (j0+cnt)*d]
 				if vecLanes > 0 && r+1 < rows && count(r+1) == cnt {
 					// Two rows that see the same keys: side by side.
-					p.addRows2(i0+r, logits(r, cnt), logits(r+1, cnt), vb)
+					p.addRows2(i0+r, logits(r, cnt), logits(r+1, cnt), nil, vb)
 					r++
 					continue
 				}
@@ -122,9 +122,9 @@ func (p *Partial) AddKeys(q, k, v []float32, c int, scale float32, bias []float3
 // s[i*n+j], with values v (n x d), to p. s is not modified.
 func (p *Partial) AddLogits(s []float32, n int, idx []int32, v []float32) {
 	i := 0
-	if idx == nil && vecLanes > 0 {
+	if vecLanes > 0 {
 		for ; i+1 < p.M; i += 2 {
-			p.addRows2(i, s[i*n:i*n+n], s[(i+1)*n:(i+2)*n], v)
+			p.addRows2(i, s[i*n:i*n+n], s[(i+1)*n:(i+2)*n], idx, v)
 		}
 	}
 	for ; i < p.M; i++ {
@@ -132,35 +132,62 @@ func (p *Partial) AddLogits(s []float32, n int, idx []int32, v []float32) {
 	}
 }
 
-// addRows2 is addRow(i, r0, nil, v) and addRow(i+1, r1, nil, v), the same
+// addRows2 is addRow(i, r0, idx, v) and addRow(i+1, r1, idx, v), the same
 // bits, side by side: each chunk's exponentials without their sums
 // (ExpShiftTo), the two rows' in-order sums of the chunk with their chains
 // interleaved (rowSums2) and both rows' weighted sums in one pass over the
-// rows of v (axpy2). Rows whose maximum the lanes do not give, or is -Inf,
-// go to addRow.
-func (p *Partial) addRows2(i int, r0, r1, v []float32) {
-	m0, ok0 := rowMax(r0)
-	m1, ok1 := rowMax(r1)
-	if !ok0 || !ok1 || math.IsInf(float64(m0), -1) || math.IsInf(float64(m1), -1) {
-		p.addRow(i, r0, nil, v)
-		p.addRow(i+1, r1, nil, v)
+// rows of v (axpy2). The maxima are addRow's; a row whose maximum is -Inf,
+// or without idx one whose maximum the lanes do not give, sends both rows
+// to addRow.
+func (p *Partial) addRows2(i int, r0, r1 []float32, idx []int32, v []float32) {
+	var m0, m1 float32
+	ok := true
+	cnt := len(r0)
+	r1 = r1[:len(r0)]
+	if idx == nil {
+		var ok0, ok1 bool
+		m0, ok0 = rowMax(r0)
+		m1, ok1 = rowMax(r1)
+		ok = ok0 && ok1
+	} else {
+		cnt = len(idx)
+		m0, m1 = float32(math.Inf(-1)), float32(math.Inf(-1))
+		for _, j := range idx {
+			m0 = max(m0, r0[j])
+			m1 = max(m1, r1[j])
+		}
+	}
+	if !ok || math.IsInf(float64(m0), -1) || math.IsInf(float64(m1), -1) {
+		p.addRow(i, r0, idx, v)
+		p.addRow(i+1, r1, idx, v)
 		return
 	}
 	m0, m1 = p.rescale(i, m0), p.rescale(i+1, m1)
 	d := p.D
 	a0, a1 := p.Acc[i*d:i*d+d], p.Acc[(i+1)*d:(i+2)*d]
 	s0, s1 := p.Sum[i], p.Sum[i+1]
-	r1 = r1[:len(r0)]
 	var b0, b1 [expChunk]float32
-	for t0 := 0; t0 < len(r0); t0 += expChunk {
-		t1 := min(t0+expChunk, len(r0))
+	for t0 := 0; t0 < cnt; t0 += expChunk {
+		t1 := min(t0+expChunk, cnt)
 		e0, e1 := b0[:t1-t0], b1[:t1-t0]
-		ExpShiftTo(e0, r0[t0:t1], m0)
-		ExpShiftTo(e1, r1[t0:t1], m1)
+		var ids []int32
+		vt := v
+		if idx == nil {
+			ExpShiftTo(e0, r0[t0:t1], m0)
+			ExpShiftTo(e1, r1[t0:t1], m1)
+			vt = v[t0*d:]
+		} else {
+			ids = idx[t0:t1]
+			for t, j := range ids {
+				e0[t], e1[t] = r0[j], r1[j]
+			}
+			ExpShiftTo(e0, e0, m0)
+			ExpShiftTo(e1, e1, m1)
+		}
 		c0, _, c1, _ := rowSums2(e0, e1)
 		s0 += c0
 		s1 += c1
-		axpy2(a0, a1, e0, e1, nil, v[t0*d:], d)
+		axpy2(a0, a1, e0, e1, ids, vt, d)
 	}
 	p.Sum[i], p.Sum[i+1] = s0, s1
 }
