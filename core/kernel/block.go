@@ -448,7 +448,8 @@ func logitsVec(dst, q []float32, m int, k []float32, n, d int, scale float32) {
 		n4 = 0 // done; the keys past n4 follow
 	}
 	// The query rows pass over a tile 6 at a time with 8 lanes: two of
-	// logitsT16's blocks of 3 rows by 16 keys.
+	// logitsT16's blocks of 3 rows by 16 keys, or one of logitsZ16's with
+	// AVX-512.
 	step := 4
 	if vecLanes == 8 {
 		step = 6

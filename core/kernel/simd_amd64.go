@@ -185,10 +185,6 @@ func logitsZ16(dst []float32, ldd int, q []float32, m int, kt []float32, d int, 
 	}
 }
 
-// axpyT8 is axpyT4 with 8-lane registers: 32 columns in registers over all
-// t (4 independent sums), then 8, then one 4-lane step; it returns
-// len(o)&^3. With 8 sums (64 columns) the products and the sums needed 17
-// registers and one sum went through the stack on every step (see
 // axpyBlock8 is axpyT8's block of 32 columns at u (4 sums in registers):
 // u[c] += coef[t]*row_t[c], row_t at pb plus idx[t] (or t) times ldb
 // floats. Its own function, as axpy2Block8, so that only the block's
@@ -218,8 +214,13 @@ func axpyBlock8(u unsafe.Pointer, coef []float32, idx []int32, pb unsafe.Pointer
 	store8(s3, unsafe.Add(u, 96))
 }
 
-// axpy2Block8); 6 sums (48) left d = 64's last 16 columns to the one-sum
-// loop (BenchmarkPartialAddLogits: 32 columns 1.22x faster than either).
+// axpyT8 is axpyT4 with 8-lane registers: 32 columns in registers over all
+// t (4 independent sums, axpyBlock8), then 8, then one 4-lane step; it
+// returns len(o)&^3. With 8 sums (64 columns) the products and the sums
+// needed 17 registers and one sum went through the stack on every step
+// (see axpy2Block8); 6 sums (48) left d = 64's last 16 columns to the
+// one-sum loop (BenchmarkPartialAddLogits: 32 columns 1.22x faster than
+// either).
 func axpyT8(o, coef []float32, idx []int32, b []float32, ldb int) int {
 	defer clearUpper()
 	n := len(o) &^ 3

@@ -28,10 +28,10 @@ func NewStats(m, n, d int) *Stats {
 
 // Calibrate fills st (from NewStats(m, n, d)) for the m query rows q
 // (m x d) against the n keys k with values v (n x d): Logits, SoftmaxRows,
-// KeyStats (ColMean and KeyEntropy) and RowEntropy, and the outputs through the same
-// online-softmax kernel (Partial.AddLogits) that attends over every
-// compressed cache, so that a cache keeping every token reproduces O bit
-// for bit.
+// KeyStats (ColMean and KeyEntropy) and RowEntropy, and the outputs
+// through the same online-softmax kernel (Partial.AddLogits) that attends
+// over every compressed cache, so that a cache keeping every token
+// reproduces O bit for bit.
 func Calibrate(st *Stats, q []float32, m int, k, v []float32, n, d int, scale float32) {
 	Logits(st.S, q, m, k, n, d, scale)
 	p := NewPartial(m, d)
